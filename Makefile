@@ -1,0 +1,62 @@
+# The two commands that matter: `make run` (the application on embedded defaults) and
+# `make test` (the whole suite against real PostgreSQL, Redis and Chromium).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-12)
+NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | md5sum | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: help install run test lint bench messages clean
+
+help:
+	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
+	@echo "make test   - install test needs, start PostgreSQL/Redis if missing, run the whole suite"
+	@echo "make lint   - ruff"
+	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
+
+$(PY):
+	scripts/find-python -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	rm -f node_modules/.installed-*
+	touch $@
+
+install: $(STAMP) $(NODE_STAMP)
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo_catalogue
+	$(PY) manage.py load_demo_accounts
+	@echo ""
+	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker and beat)"
+	@echo ""
+	HOST=$(HOST) PORT=$(PORT) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho -f Procfile.dev start
+
+test: install
+	scripts/ensure-test-services
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	scripts/ensure-test-services
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
+
+messages: install
+	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --no-obsolete
+	$(PY) manage.py compilemessages -l it --ignore '.venv/*' --ignore 'node_modules/*'
+
+clean:
+	rm -rf $(VENV) node_modules var .pytest_cache .hypothesis

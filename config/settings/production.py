@@ -1,0 +1,28 @@
+"""Production: every secret comes from the environment and has no default."""
+
+from django.core.exceptions import ImproperlyConfigured
+
+from .base import *  # noqa: F403
+from .base import env, env_bool
+
+DEBUG = False
+SECRET_KEY = env("SECRET_KEY")
+if not SECRET_KEY or SECRET_KEY.startswith("insecure-"):
+    raise ImproperlyConfigured("SECRET_KEY must be set in the environment for production.")
+if env("DATABASE_URL") is None:
+    raise ImproperlyConfigured("DATABASE_URL must be set in the environment for production.")
+if env("REDIS_URL") is None:
+    raise ImproperlyConfigured("REDIS_URL must be set in production (cache, rate limits, broker).")
+
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = int(env("SECURE_HSTS_SECONDS", "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}

@@ -1,0 +1,17 @@
+"""Tests run against real PostgreSQL and Redis (overridable through the same variables)."""
+
+import os
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gpu_rental")
+# A database number of its own: the test suite clears it between tests.
+os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
+
+from .base import *  # noqa: E402, F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
+CELERY_TASK_ALWAYS_EAGER = False
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,78 @@
+from decimal import Decimal
+
+import pytest
+from django.core.cache import cache
+from django.core.management import call_command
+
+from accounts.models import User
+from rental.models import GpuModel, Preparation
+from rental.services import Configuration, order_create
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    """Rate limits live in Redis (a database of the test suite's own): start each test clean."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def catalogue(db) -> dict[str, GpuModel]:
+    """The demo catalogue, keyed by short name: h100, h200, b200, mi300x."""
+    call_command("load_demo_catalogue", stdout=_Null())
+    return {model.slug.split("-")[0]: model for model in GpuModel.objects.all()}
+
+
+class _Null:
+    def write(self, *_args, **_kwargs):
+        pass
+
+
+_counter = iter(range(1, 10**9))
+
+
+@pytest.fixture
+def make_customer(db):
+    def make(**fields) -> User:
+        number = next(_counter)
+        fields.setdefault("email", f"customer{number}@example.com")
+        fields.setdefault("first_name", "Ada")
+        fields.setdefault("last_name", f"Lovelace{number}")
+        return User.objects.create_user(password="correct-horse-battery", **fields)
+
+    return make
+
+
+@pytest.fixture
+def customer(make_customer) -> User:
+    return make_customer(first_name="Grace", last_name="Hopper", email="grace@example.com")
+
+
+@pytest.fixture
+def customer_client(client, customer):
+    client.force_login(customer)
+    return client
+
+
+@pytest.fixture
+def place_order():
+    def place(customer, gpu_model, *, lots=1, duration_days=7, preparation=Preparation.UBUNTU,
+              custom_preparation=""):
+        gpu_model.refresh_from_db()
+        return order_create(
+            customer=customer,
+            configuration=Configuration(
+                gpu_model=gpu_model,
+                duration_days=duration_days,
+                lots=lots,
+                preparation=preparation,
+                custom_preparation=custom_preparation,
+            ),
+        )
+
+    return place
+
+
+def usd(value: str) -> Decimal:
+    return Decimal(value)
