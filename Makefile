@@ -45,6 +45,8 @@ run: install
 
 test: install
 	scripts/ensure-test-services
+	$(VENV)/bin/ruff check .
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
@@ -55,7 +57,7 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
 
 messages: install
-	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --no-obsolete
+	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --no-obsolete
 	$(PY) manage.py compilemessages -l it --ignore '.venv/*' --ignore 'node_modules/*'
 
 clean:

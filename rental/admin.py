@@ -22,7 +22,17 @@ class GpuModelAdminForm(forms.ModelForm):
 
     class Meta:
         model = GpuModel
-        exclude = ("lots_in_stock",)
+        fields = (
+            "slug",
+            "name",
+            "vendor",
+            "compute_platform",
+            "memory_gb_per_card",
+            "cards_per_lot",
+            "description",
+            "active",
+            "display_order",
+        )
 
 
 @admin.register(GpuModel)
@@ -32,8 +42,13 @@ class GpuModelAdmin(admin.ModelAdmin):
 
     form = GpuModelAdminForm
     list_display = (
-        "name", "vendor", "compute_platform", "memory_gb_per_card", "cards_per_lot",
-        "lots_in_stock", "active",
+        "name",
+        "vendor",
+        "compute_platform",
+        "memory_gb_per_card",
+        "cards_per_lot",
+        "lots_in_stock",
+        "active",
     )
     list_filter = ("active", "compute_platform", "vendor")
     prepopulated_fields = {"slug": ("name",)}
@@ -64,7 +79,16 @@ class OrderStatusChangeInline(admin.TabularInline):
 class OrderAdmin(admin.ModelAdmin):
     """Read-only: orders change only through the rental services."""
 
-    list_display = ("reference", "customer", "model_name", "duration_days", "lots", "total_usd", "status", "created_at")
+    list_display = (
+        "reference",
+        "customer",
+        "model_name",
+        "duration_days",
+        "lots",
+        "total_usd",
+        "status",
+        "created_at",
+    )
     list_filter = ("status", "model_name", "duration_days")
     search_fields = ("customer__email", "customer__last_name", "pk")
     list_select_related = ("customer",)

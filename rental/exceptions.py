@@ -1,3 +1,4 @@
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -24,13 +25,18 @@ class InsufficientStock(RentalError):
     def __init__(self, *, requested: int, available: int):
         self.requested = requested
         self.available = available
-        super().__init__(
-            _(
-                "Only %(available)d lot(s) of this model are available right now; "
-                "you asked for %(requested)d. Choose fewer lots or another model."
-            )
-            % {"available": available, "requested": requested}
-        )
+        if available <= 0:
+            shortage = gettext("No lot of this model is available right now.")
+        else:
+            shortage = ngettext(
+                "Only %(available)d lot of this model is available right now; "
+                "you asked for %(requested)d.",
+                "Only %(available)d lots of this model are available right now; "
+                "you asked for %(requested)d.",
+                available,
+            ) % {"available": available, "requested": requested}
+        advice = gettext("Choose fewer lots or another model.")
+        super().__init__(f"{shortage} {advice}")
 
 
 class InvalidTransition(RentalError):

@@ -72,8 +72,8 @@ class OrderConfigurationForm(forms.Form):
         super().__init__(*args, **kwargs)
         self._models = {gpu_model.slug: gpu_model for gpu_model in catalogue}
         self.fields["gpu_model"].choices = [
-            (gpu_model.slug, f"{gpu_model.name} · {gpu_model.vendor} · {gpu_model.get_compute_platform_display()}")
-            for gpu_model in catalogue
+            (model.slug, f"{model.name} · {model.vendor} · {model.get_compute_platform_display()}")
+            for model in catalogue
         ]
         # The browser checks these too; the server checks them again in any case.
         self.fields["lots"].widget.attrs.update({"min": MIN_LOTS, "max": MAX_LOTS})
@@ -83,14 +83,13 @@ class OrderConfigurationForm(forms.Form):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("preparation") == Preparation.CUSTOM and not cleaned.get(
-            "custom_preparation"
-        ):
-            if "custom_preparation" not in self.errors:
-                self.add_error(
-                    "custom_preparation",
-                    _("Describe what must be installed for a custom preparation."),
-                )
+        is_custom = cleaned.get("preparation") == Preparation.CUSTOM
+        described = cleaned.get("custom_preparation") or "custom_preparation" in self.errors
+        if is_custom and not described:
+            self.add_error(
+                "custom_preparation",
+                _("Describe what must be installed for a custom preparation."),
+            )
         return cleaned
 
     def configuration(self) -> Configuration:

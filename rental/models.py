@@ -50,9 +50,15 @@ class GpuModel(models.Model):
         verbose_name_plural = _("GPU models")
         ordering = ("display_order", "name")
         constraints = [
-            models.CheckConstraint(condition=Q(cards_per_lot__gte=1), name="gpumodel_cards_per_lot_positive"),
-            models.CheckConstraint(condition=Q(lots_in_stock__gte=0), name="gpumodel_stock_not_negative"),
-            models.CheckConstraint(condition=Q(memory_gb_per_card__gte=1), name="gpumodel_memory_positive"),
+            models.CheckConstraint(
+                condition=Q(cards_per_lot__gte=1), name="gpumodel_cards_per_lot_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(lots_in_stock__gte=0), name="gpumodel_stock_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(memory_gb_per_card__gte=1), name="gpumodel_memory_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -75,7 +81,9 @@ class LotPrice(models.Model):
         verbose_name_plural = _("lot prices")
         ordering = ("gpu_model", "duration_days")
         constraints = [
-            models.UniqueConstraint(fields=("gpu_model", "duration_days"), name="lotprice_one_per_duration"),
+            models.UniqueConstraint(
+                fields=("gpu_model", "duration_days"), name="lotprice_one_per_duration"
+            ),
             models.CheckConstraint(condition=Q(price_usd__gt=0), name="lotprice_positive"),
             models.CheckConstraint(
                 condition=Q(duration_days__in=DURATIONS_DAYS), name="lotprice_known_duration"
@@ -121,7 +129,10 @@ class Order(models.Model):
     )
     gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="orders")
     status = models.CharField(
-        _("status"), max_length=20, choices=OrderStatus.choices, default=OrderStatus.AWAITING_PAYMENT
+        _("status"),
+        max_length=20,
+        choices=OrderStatus.choices,
+        default=OrderStatus.AWAITING_PAYMENT,
     )
     # Snapshot of the summary the customer confirmed.
     model_name = models.CharField(_("GPU model"), max_length=60)
@@ -154,10 +165,12 @@ class Order(models.Model):
                 condition=Q(duration_days__in=DURATIONS_DAYS), name="order_known_duration"
             ),
             models.CheckConstraint(
-                condition=Q(total_cards=F("lots") * F("cards_per_lot")), name="order_cards_match_lots"
+                condition=Q(total_cards=F("lots") * F("cards_per_lot")),
+                name="order_cards_match_lots",
             ),
             models.CheckConstraint(
-                condition=Q(total_usd=F("lot_price_usd") * F("lots")), name="order_total_is_lots_times_price"
+                condition=Q(total_usd=F("lot_price_usd") * F("lots")),
+                name="order_total_is_lots_times_price",
             ),
             models.CheckConstraint(
                 condition=~Q(preparation=Preparation.CUSTOM) | ~Q(custom_preparation=""),

@@ -20,11 +20,13 @@ def customer_orders(*, customer: User) -> QuerySet[Order]:
 
 
 def customer_order(*, customer: User, order_id: int) -> Order:
-    """One of the customer's own orders with its timeline; another customer's raises DoesNotExist."""
+    """The customer's own order with its timeline; another customer's raises DoesNotExist."""
     return (
         Order.objects.filter(customer=customer)
         .prefetch_related(
-            Prefetch("status_changes", queryset=OrderStatusChange.objects.order_by("created_at", "pk"))
+            Prefetch(
+                "status_changes", queryset=OrderStatusChange.objects.order_by("created_at", "pk")
+            )
         )
         .get(pk=order_id)
     )

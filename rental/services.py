@@ -102,9 +102,7 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
         if price is None:
             raise PriceUnavailable()
         if configuration.lots > gpu_model.lots_in_stock:
-            raise InsufficientStock(
-                requested=configuration.lots, available=gpu_model.lots_in_stock
-            )
+            raise InsufficientStock(requested=configuration.lots, available=gpu_model.lots_in_stock)
         order_quote = quote(
             lot_price_usd=price.price_usd,
             duration_days=configuration.duration_days,

@@ -89,7 +89,8 @@ def confirm(request: HttpRequest) -> HttpResponse:
         context = _review_context(request, form, summary, error=exc.message)
         return render(request, "rental/review.html", context, status=409)
     messages.success(
-        request, _("Order %(reference)s is placed and awaits payment.") % {"reference": order.reference}
+        request,
+        _("Order %(reference)s is placed and awaits payment.") % {"reference": order.reference},
     )
     return redirect("rental:order_detail", order_id=order.pk)
 

@@ -57,8 +57,15 @@ def customer_client(client, customer):
 
 @pytest.fixture
 def place_order():
-    def place(customer, gpu_model, *, lots=1, duration_days=7, preparation=Preparation.UBUNTU,
-              custom_preparation=""):
+    def place(
+        customer,
+        gpu_model,
+        *,
+        lots=1,
+        duration_days=7,
+        preparation=Preparation.UBUNTU,
+        custom_preparation="",
+    ):
         gpu_model.refresh_from_db()
         return order_create(
             customer=customer,

@@ -11,6 +11,8 @@ if not SECRET_KEY or SECRET_KEY.startswith("insecure-"):
     raise ImproperlyConfigured("SECRET_KEY must be set in the environment for production.")
 if env("DATABASE_URL") is None:
     raise ImproperlyConfigured("DATABASE_URL must be set in the environment for production.")
+if env("EMAIL_HOST") is None:
+    raise ImproperlyConfigured("EMAIL_HOST must be set in production: customers need their emails.")
 if env("REDIS_URL") is None:
     raise ImproperlyConfigured("REDIS_URL must be set in production (cache, rate limits, broker).")
 
@@ -20,7 +22,7 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = int(env("SECURE_HSTS_SECONDS", "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = "https"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

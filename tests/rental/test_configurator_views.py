@@ -59,7 +59,12 @@ def test_more_lots_than_in_stock_are_flagged_in_the_summary(client, catalogue):
 
 
 def test_review_for_a_visitor_offers_signup_and_login_that_come_back(client, catalogue):
-    params = {"gpu_model": "b200-180gb", "duration_days": "7", "lots": "3", "preparation": "blender"}
+    params = {
+        "gpu_model": "b200-180gb",
+        "duration_days": "7",
+        "lots": "3",
+        "preparation": "blender",
+    }
     response = client.get(REVIEW, params)
     html = response.content.decode()
     assert response.status_code == 200
@@ -82,15 +87,24 @@ def test_review_for_a_customer_shows_name_and_email(customer_client, catalogue):
     assert "Confirm order · 201.60 USD" in html
 
 
-def test_confirming_creates_the_order_and_shows_it_awaiting_payment(customer_client, customer, catalogue):
+def test_confirming_creates_the_order_and_shows_it_awaiting_payment(
+    customer_client, customer, catalogue
+):
     response = customer_client.post(
         reverse("rental:confirm"),
-        {"gpu_model": "b200-180gb", "duration_days": "7", "lots": "3", "preparation": "custom",
-         "custom_preparation": "JAX 0.4 with CUDA 12"},
+        {
+            "gpu_model": "b200-180gb",
+            "duration_days": "7",
+            "lots": "3",
+            "preparation": "custom",
+            "custom_preparation": "JAX 0.4 with CUDA 12",
+        },
         follow=True,
     )
     order = Order.objects.get()
-    assert response.redirect_chain[-1][0] == reverse("rental:order_detail", kwargs={"order_id": order.pk})
+    assert response.redirect_chain[-1][0] == reverse(
+        "rental:order_detail", kwargs={"order_id": order.pk}
+    )
     html = response.content.decode()
     assert "Awaiting payment" in html
     assert field(html, "total-cards") == "6"
@@ -102,11 +116,23 @@ def test_confirming_creates_the_order_and_shows_it_awaiting_payment(customer_cli
 def test_posted_price_and_total_fields_are_ignored(customer_client, catalogue):
     customer_client.post(
         reverse("rental:confirm"),
-        {"gpu_model": "h200-141gb", "duration_days": "7", "lots": "2", "preparation": "ubuntu",
-         "lot_price_usd": "0.01", "total_usd": "0.02", "price": "1", "total_cards": "99"},
+        {
+            "gpu_model": "h200-141gb",
+            "duration_days": "7",
+            "lots": "2",
+            "preparation": "ubuntu",
+            "lot_price_usd": "0.01",
+            "total_usd": "0.02",
+            "price": "1",
+            "total_cards": "99",
+        },
     )
     order = Order.objects.get()
-    assert (str(order.lot_price_usd), str(order.total_usd), order.total_cards) == ("606.48", "1212.96", 2)
+    assert (str(order.lot_price_usd), str(order.total_usd), order.total_cards) == (
+        "606.48",
+        "1212.96",
+        2,
+    )
 
 
 def test_a_visitor_confirming_is_sent_to_log_in_and_back_to_the_review(client, catalogue):
@@ -128,7 +154,10 @@ def test_an_order_larger_than_the_stock_is_refused_with_a_clear_message(customer
         {"gpu_model": "h100-80gb", "duration_days": "7", "lots": "2", "preparation": "ubuntu"},
     )
     assert response.status_code == 409
-    assert "Only 1 lot(s) of this model are available right now; you asked for 2." in response.content.decode()
+    assert (
+        "Only 1 lot of this model is available right now; you asked for 2. "
+        "Choose fewer lots or another model." in response.content.decode()
+    )
     assert Order.objects.count() == 0
     assert GpuModel.objects.get(slug="h100-80gb").lots_in_stock == 1
 
@@ -144,11 +173,31 @@ BAD_INPUT = [
     ({"duration_days": "5"}, "duration_days", "Choose a duration of 3, 7 or 30 days."),
     ({"duration_days": "seven"}, "duration_days", "Choose a duration of 3, 7 or 30 days."),
     ({"gpu_model": "a100-40gb"}, "gpu_model", "Choose a GPU model from the catalogue."),
-    ({"gpu_model": "mi300x-192gb"}, "gpu_model", "Choose a GPU model from the catalogue."),  # made inactive below
-    ({"preparation": "windows"}, "preparation", "Choose a preparation: Ubuntu, PyTorch, Blender or Custom."),
-    ({"preparation": "custom"}, "custom_preparation", "Describe what must be installed for a custom preparation."),
-    ({"preparation": "custom", "custom_preparation": "   "}, "custom_preparation", "Describe what must be installed for a custom preparation."),
-    ({"preparation": "custom", "custom_preparation": "x" * 2001}, "custom_preparation", "Keep the description to 2000 characters (it has 2001)."),
+    (
+        {"gpu_model": "mi300x-192gb"},
+        "gpu_model",
+        "Choose a GPU model from the catalogue.",
+    ),  # made inactive below
+    (
+        {"preparation": "windows"},
+        "preparation",
+        "Choose a preparation: Ubuntu, PyTorch, Blender or Custom.",
+    ),
+    (
+        {"preparation": "custom"},
+        "custom_preparation",
+        "Describe what must be installed for a custom preparation.",
+    ),
+    (
+        {"preparation": "custom", "custom_preparation": "   "},
+        "custom_preparation",
+        "Describe what must be installed for a custom preparation.",
+    ),
+    (
+        {"preparation": "custom", "custom_preparation": "x" * 2001},
+        "custom_preparation",
+        "Keep the description to 2000 characters (it has 2001).",
+    ),
 ]
 
 
@@ -170,7 +219,9 @@ def test_bad_input_on_confirm_gets_a_field_message_400_and_creates_nothing(
 
 
 @pytest.mark.parametrize(("change", "field_name", "message"), BAD_INPUT)
-def test_bad_input_on_review_gets_the_same_messages(customer_client, catalogue, change, field_name, message):
+def test_bad_input_on_review_gets_the_same_messages(
+    customer_client, catalogue, change, field_name, message
+):
     GpuModel.objects.filter(slug="mi300x-192gb").update(active=False)
     response = customer_client.get(REVIEW, {**VALID, **change})
     assert response.status_code == 400

@@ -3,7 +3,9 @@ from django.urls import reverse
 from rental.models import GpuModel, OrderStatus
 
 
-def test_orders_list_shows_only_the_customers_orders(customer_client, customer, make_customer, catalogue, place_order):
+def test_orders_list_shows_only_the_customers_orders(
+    customer_client, customer, make_customer, catalogue, place_order
+):
     mine = place_order(customer, catalogue["b200"], lots=3)
     theirs = place_order(make_customer(), catalogue["h100"], lots=1)
     html = customer_client.get(reverse("rental:order_list")).content.decode()
@@ -18,7 +20,9 @@ def test_orders_need_a_login(client):
     assert response["Location"].startswith(reverse("account_login"))
 
 
-def test_another_customers_order_answers_404(customer_client, make_customer, catalogue, place_order):
+def test_another_customers_order_answers_404(
+    customer_client, make_customer, catalogue, place_order
+):
     theirs = place_order(make_customer(), catalogue["h100"], lots=2)
     detail = customer_client.get(reverse("rental:order_detail", kwargs={"order_id": theirs.pk}))
     cancel = customer_client.post(reverse("rental:order_cancel", kwargs={"order_id": theirs.pk}))
@@ -33,12 +37,16 @@ def test_unknown_order_id_answers_404(customer_client):
     assert customer_client.get("/account/orders/abc/").status_code == 404
 
 
-def test_customer_cancels_an_order_and_the_lots_come_back(customer_client, customer, catalogue, place_order):
+def test_customer_cancels_an_order_and_the_lots_come_back(
+    customer_client, customer, catalogue, place_order
+):
     h200 = catalogue["h200"]
     before = GpuModel.objects.get(pk=h200.pk).lots_in_stock
     order = place_order(customer, h200, lots=2)
 
-    response = customer_client.post(reverse("rental:order_cancel", kwargs={"order_id": order.pk}), follow=True)
+    response = customer_client.post(
+        reverse("rental:order_cancel", kwargs={"order_id": order.pk}), follow=True
+    )
 
     html = response.content.decode()
     assert f"Order {order.reference} is cancelled and its lots are released." in html
@@ -47,7 +55,9 @@ def test_customer_cancels_an_order_and_the_lots_come_back(customer_client, custo
     assert GpuModel.objects.get(pk=h200.pk).lots_in_stock == before
 
 
-def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(customer_client, customer, catalogue, place_order):
+def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(
+    customer_client, customer, catalogue, place_order
+):
     h200 = catalogue["h200"]
     order = place_order(customer, h200, lots=2)
     url = reverse("rental:order_cancel", kwargs={"order_id": order.pk})
@@ -63,7 +73,9 @@ def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(cust
 
 def test_order_page_shows_the_timeline(customer_client, customer, catalogue, place_order):
     order = place_order(customer, catalogue["mi300x"], lots=1)
-    html = customer_client.get(reverse("rental:order_detail", kwargs={"order_id": order.pk})).content.decode()
+    html = customer_client.get(
+        reverse("rental:order_detail", kwargs={"order_id": order.pk})
+    ).content.decode()
     timeline = html[html.index('class="timeline"') :]
     assert "Awaiting payment" in timeline[: timeline.index("</ol>")]
     assert 'data-notice="rocm"' in html

@@ -28,16 +28,22 @@ def test_single_card_lot():
 
 @given(price=prices, lots=lots, cards_per_lot=cards, duration=durations)
 def test_total_is_lot_price_times_lots_whatever_the_cards(price, lots, cards_per_lot, duration):
-    result = quote(lot_price_usd=price, duration_days=duration, lots=lots, cards_per_lot=cards_per_lot)
+    result = quote(
+        lot_price_usd=price, duration_days=duration, lots=lots, cards_per_lot=cards_per_lot
+    )
     assert result.total_usd == price * lots
     assert result.total_cards == lots * cards_per_lot
     assert result.total_usd.as_tuple().exponent == -2
     # The card count never enters the price: same lots, more cards per lot, same total.
-    doubled = quote(lot_price_usd=price, duration_days=duration, lots=lots, cards_per_lot=cards_per_lot * 2)
+    doubled = quote(
+        lot_price_usd=price, duration_days=duration, lots=lots, cards_per_lot=cards_per_lot * 2
+    )
     assert doubled.total_usd == result.total_usd
 
 
-@given(price=prices, lots=st.integers(min_value=MIN_LOTS, max_value=MAX_LOTS - 1), duration=durations)
+@given(
+    price=prices, lots=st.integers(min_value=MIN_LOTS, max_value=MAX_LOTS - 1), duration=durations
+)
 def test_one_more_lot_adds_exactly_one_lot_price(price, lots, duration):
     smaller = quote(lot_price_usd=price, duration_days=duration, lots=lots, cards_per_lot=1)
     larger = quote(lot_price_usd=price, duration_days=duration, lots=lots + 1, cards_per_lot=1)

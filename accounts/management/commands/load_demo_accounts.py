@@ -19,6 +19,8 @@ class Command(BaseCommand):
             User.objects.create_superuser(
                 DEMO_ADMIN_EMAIL, password, first_name="Demo", last_name="Administrator"
             )
-            self.stdout.write(f"Demo administrator: {DEMO_ADMIN_EMAIL} / {password} (Django admin at /admin/)")
+            self.stdout.write(
+                f"Demo administrator: {DEMO_ADMIN_EMAIL} / {password} (Django admin at /admin/)"
+            )
         else:
             self.stdout.write(f"Demo administrator: {DEMO_ADMIN_EMAIL} (Django admin at /admin/)")

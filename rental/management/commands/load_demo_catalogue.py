@@ -29,7 +29,7 @@ DEMO_MODELS = [
         "compute_platform": ComputePlatform.CUDA,
         "memory_gb_per_card": 141,
         "cards_per_lot": 1,
-        "description": "Hopper with HBM3e: more memory per card for large models and long contexts.",
+        "description": "Hopper with HBM3e: more memory per card for large models and long context.",
         "usd_per_card_hour": Decimal("3.80"),
         "lots_in_stock": 12,
     },
@@ -58,7 +58,9 @@ DEMO_MODELS = [
 ]
 
 
-def demo_lot_price(*, usd_per_card_hour: Decimal, cards_per_lot: int, duration_days: int) -> Decimal:
+def demo_lot_price(
+    *, usd_per_card_hour: Decimal, cards_per_lot: int, duration_days: int
+) -> Decimal:
     hours = duration_days * 24
     return usd(usd_per_card_hour * DISCOUNT_BY_DURATION[duration_days] * cards_per_lot * hours)
 

@@ -1,7 +1,7 @@
 import pytest
 from django.db import IntegrityError, transaction
 
-from rental.exceptions import InvalidTransition, OrderNotCancellable
+from rental.exceptions import InsufficientStock, InvalidTransition, OrderNotCancellable
 from rental.models import ALLOWED_TRANSITIONS, GpuModel, Order, OrderStatus, OrderStatusChange
 from rental.services import order_cancel_by_customer, order_set_status, stock_adjust
 
@@ -18,7 +18,9 @@ def test_cancelling_releases_the_held_lots(catalogue, customer, place_order):
     assert h200.lots_in_stock == before
     change = OrderStatusChange.objects.filter(order=order).last()
     assert (change.from_status, change.to_status, change.actor) == (
-        OrderStatus.AWAITING_PAYMENT, OrderStatus.CANCELLED, customer,
+        OrderStatus.AWAITING_PAYMENT,
+        OrderStatus.CANCELLED,
+        customer,
     )
 
 
@@ -35,7 +37,9 @@ def test_cancelling_twice_releases_the_lots_once(catalogue, customer, place_orde
     assert h200.lots_in_stock == before
 
 
-def test_another_customers_order_cannot_be_cancelled(catalogue, customer, make_customer, place_order):
+def test_another_customers_order_cannot_be_cancelled(
+    catalogue, customer, make_customer, place_order
+):
     order = place_order(customer, catalogue["h100"])
     with pytest.raises(Order.DoesNotExist):
         order_cancel_by_customer(order_id=order.pk, customer=make_customer())
@@ -46,7 +50,9 @@ def test_another_customers_order_cannot_be_cancelled(catalogue, customer, make_c
 def test_a_paid_order_cannot_be_cancelled_by_the_customer(catalogue, customer, place_order):
     h100 = catalogue["h100"]
     order = place_order(customer, h100, lots=2)
-    order_set_status(order_id=order.pk, to_status=OrderStatus.PAID, actor=None, reason="test payment")
+    order_set_status(
+        order_id=order.pk, to_status=OrderStatus.PAID, actor=None, reason="test payment"
+    )
     stock = GpuModel.objects.get(pk=h100.pk).lots_in_stock
 
     with pytest.raises(OrderNotCancellable):
@@ -63,7 +69,10 @@ def test_a_paid_order_cannot_be_cancelled_by_the_customer(catalogue, customer, p
         ([OrderStatus.PAID], OrderStatus.AWAITING_PAYMENT),
         ([], OrderStatus.ACTIVE),
         ([OrderStatus.CANCELLED], OrderStatus.PAID),
-        ([OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE, OrderStatus.ENDED], OrderStatus.ACTIVE),
+        (
+            [OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE, OrderStatus.ENDED],
+            OrderStatus.ACTIVE,
+        ),
     ],
 )
 def test_transitions_outside_the_map_are_refused(catalogue, customer, place_order, path, refused):
@@ -92,7 +101,9 @@ def test_ending_an_order_releases_its_lots(catalogue, customer, place_order):
         order_set_status(order_id=order.pk, to_status=status, actor=None, reason="test")
     assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == before - 3
 
-    order_set_status(order_id=order.pk, to_status=OrderStatus.ENDED, actor=None, reason="lease over")
+    order_set_status(
+        order_id=order.pk, to_status=OrderStatus.ENDED, actor=None, reason="lease over"
+    )
 
     assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == before
 
@@ -102,7 +113,7 @@ def test_stock_adjust_adds_and_removes_but_never_below_zero(catalogue):
     GpuModel.objects.filter(pk=h100.pk).update(lots_in_stock=4)
     assert stock_adjust(gpu_model_id=h100.pk, delta=3).lots_in_stock == 7
     assert stock_adjust(gpu_model_id=h100.pk, delta=-7).lots_in_stock == 0
-    with pytest.raises(Exception, match="Only 0 lot"):
+    with pytest.raises(InsufficientStock, match="No lot of this model is available right now."):
         stock_adjust(gpu_model_id=h100.pk, delta=-1)
     assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == 0
 
@@ -112,7 +123,9 @@ def test_the_database_refuses_negative_stock(catalogue):
         GpuModel.objects.filter(pk=catalogue["h100"].pk).update(lots_in_stock=-1)
 
 
-def test_the_database_refuses_a_total_that_is_not_lots_times_lot_price(catalogue, customer, place_order):
+def test_the_database_refuses_a_total_that_is_not_lots_times_lot_price(
+    catalogue, customer, place_order
+):
     order = place_order(customer, catalogue["b200"], lots=3)
     with pytest.raises(IntegrityError), transaction.atomic():
         # Multiplying by the card count is exactly the mistake the rule forbids.

@@ -43,7 +43,9 @@ def test_parallel_orders_never_oversell(catalogue, make_customer):
     def order_two_lots(index):
         return order_create(
             customer=customers[index],
-            configuration=Configuration(gpu_model=b200, duration_days=7, lots=2, preparation="ubuntu"),
+            configuration=Configuration(
+                gpu_model=b200, duration_days=7, lots=2, preparation="ubuntu"
+            ),
         )
 
     results = run_in_parallel(order_two_lots, 12)
@@ -57,7 +59,9 @@ def test_parallel_orders_never_oversell(catalogue, make_customer):
     assert sum(o.lots for o in Order.objects.filter(gpu_model=b200)) == 6
 
 
-def test_parallel_orders_and_cancellations_keep_the_stock_exact(catalogue, make_customer, place_order):
+def test_parallel_orders_and_cancellations_keep_the_stock_exact(
+    catalogue, make_customer, place_order
+):
     h100 = catalogue["h100"]
     GpuModel.objects.filter(pk=h100.pk).update(lots_in_stock=10)
     holders = [make_customer() for _ in range(5)]
@@ -69,12 +73,16 @@ def test_parallel_orders_and_cancellations_keep_the_stock_exact(catalogue, make_
             return order_cancel_by_customer(order_id=existing[index].pk, customer=holders[index])
         return order_create(
             customer=newcomers[index - 5],
-            configuration=Configuration(gpu_model=h100, duration_days=3, lots=2, preparation="ubuntu"),
+            configuration=Configuration(
+                gpu_model=h100, duration_days=3, lots=2, preparation="ubuntu"
+            ),
         )
 
     results = run_in_parallel(work, 10)
 
-    assert not [r for r in results if isinstance(r, Exception) and not isinstance(r, InsufficientStock)]
+    assert not [
+        r for r in results if isinstance(r, Exception) and not isinstance(r, InsufficientStock)
+    ]
     held = sum(
         o.lots for o in Order.objects.filter(gpu_model=h100, status=OrderStatus.AWAITING_PAYMENT)
     )

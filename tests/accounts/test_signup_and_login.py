@@ -1,0 +1,166 @@
+import re
+from urllib.parse import urlencode
+
+import pytest
+from django.core import mail
+from django.core.cache import cache, caches
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import User
+from rental.models import Order
+
+PASSWORD = "a-long-and-unusual-passphrase"
+SIGNUP = {
+    "first_name": "Katherine",
+    "last_name": "Johnson",
+    "email": "katherine@example.com",
+    "password1": PASSWORD,
+    "password2": PASSWORD,
+}
+
+
+def test_signup_asks_only_names_email_and_password(client, db):
+    form = client.get(reverse("account_signup")).context["form"]
+    assert list(form.fields) == ["first_name", "last_name", "email", "password1", "password2"]
+    html = client.get(reverse("account_signup")).content.decode()
+    form_html = html[html.index('action="/accounts/signup/"') :]
+    form_html = form_html[: form_html.index("</form>")]
+    names = set(re.findall(r'<(?:input|select|textarea)[^>]*name="([^"]+)"', form_html))
+    assert names == {
+        "csrfmiddlewaretoken",
+        "first_name",
+        "last_name",
+        "email",
+        "password1",
+        "password2",
+    }
+
+
+def test_signup_creates_the_customer_sends_a_verification_email_and_logs_in(client, db):
+    response = client.post(reverse("account_signup"), SIGNUP)
+    assert response.status_code == 302
+    user = User.objects.get(email="katherine@example.com")
+    assert (user.first_name, user.last_name) == ("Katherine", "Johnson")
+    assert user.check_password(PASSWORD)
+    assert len(mail.outbox) == 1
+    assert mail.outbox[0].to == ["katherine@example.com"]
+    assert "/accounts/confirm-email/" in mail.outbox[0].body
+    # Not verified, and still allowed to order.
+    assert client.get(reverse("accounts:overview")).status_code == 200
+
+
+@pytest.mark.parametrize("missing", ["first_name", "last_name"])
+def test_names_are_required(client, db, missing):
+    response = client.post(reverse("account_signup"), {**SIGNUP, missing: "  "})
+    assert response.status_code == 200
+    assert "This field is required." in response.content.decode()
+    assert not User.objects.exists()
+
+
+def test_signup_with_a_taken_email_creates_no_second_account(client, make_customer):
+    # Signing up logs the customer in at once (verification is optional so that ordering never
+    # waits for an email), so allauth says plainly that the address is taken; enumeration
+    # prevention still covers password reset and login.
+    make_customer(email="taken@example.com")
+    taken = client.post(reverse("account_signup"), {**SIGNUP, "email": "TAKEN@example.com"})
+    assert taken.status_code == 200
+    assert "A user is already registered with this email address." in taken.content.decode()
+    assert User.objects.filter(email__iexact="taken@example.com").count() == 1
+    assert "_auth_user_id" not in client.session
+
+
+def test_password_reset_answers_the_same_for_unknown_addresses(client, customer):
+    known = client.post(reverse("account_reset_password"), {"email": customer.email})
+    unknown = client.post(reverse("account_reset_password"), {"email": "nobody@example.com"})
+    assert known.status_code == unknown.status_code == 302
+    assert known["Location"] == unknown["Location"]
+
+
+def test_login_is_by_email_case_insensitive(client, customer):
+    response = client.post(
+        reverse("account_login"),
+        {"login": "GRACE@example.com", "password": "correct-horse-battery"},
+    )
+    assert response.status_code == 302
+    assert client.get(reverse("accounts:overview")).context["user"] == customer
+
+
+def test_failed_logins_are_rate_limited_in_redis(client, customer):
+    assert type(caches["default"]).__name__ == "RedisCache"
+    for _ in range(5):
+        client.post(reverse("account_login"), {"login": customer.email, "password": "wrong"})
+    # Even the right password is refused now, and the counter lives in the shared cache.
+    response = client.post(
+        reverse("account_login"), {"login": customer.email, "password": "correct-horse-battery"}
+    )
+    assert "Too many failed login attempts" in response.content.decode()
+    assert "_auth_user_id" not in client.session
+    assert cache._cache.get_client(write=False).keys("*rl*")
+
+
+def test_signup_from_the_review_comes_back_to_the_same_configuration(client, catalogue):
+    review = (
+        reverse("rental:review")
+        + "?"
+        + urlencode(
+            {"gpu_model": "b200-180gb", "duration_days": 7, "lots": 3, "preparation": "pytorch"}
+        )
+    )
+    response = client.post(reverse("account_signup"), {**SIGNUP, "next": review}, follow=True)
+    assert response.redirect_chain[-1][0] == review
+    html = response.content.decode()
+    assert "Katherine Johnson" in html
+    assert "katherine@example.com" in html
+    assert "5,745.60 USD" in html
+
+
+def test_login_from_the_review_comes_back_to_the_same_configuration(client, customer, catalogue):
+    review = (
+        reverse("rental:review")
+        + "?"
+        + urlencode(
+            {"gpu_model": "h100-80gb", "duration_days": 30, "lots": 2, "preparation": "ubuntu"}
+        )
+    )
+    response = client.post(
+        reverse("account_login"),
+        {"login": customer.email, "password": "correct-horse-battery", "next": review},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == review
+    assert "Confirm order · 3,427.20 USD" in response.content.decode()
+
+
+def test_orders_are_found_from_another_browser_after_logging_in(customer, catalogue, place_order):
+    order = place_order(customer, catalogue["h200"], lots=2)
+    other_browser = Client()
+    other_browser.post(
+        reverse("account_login"), {"login": customer.email, "password": "correct-horse-battery"}
+    )
+    html = other_browser.get(reverse("rental:order_list")).content.decode()
+    assert order.reference in html
+    assert Order.objects.filter(customer=customer).count() == 1
+
+
+@pytest.mark.parametrize("name", ["account_email", "account_change_password", "accounts:overview"])
+def test_account_pages_are_reachable_when_logged_in(customer_client, name):
+    assert customer_client.get(reverse(name)).status_code == 200
+
+
+def test_password_change(customer_client, customer):
+    response = customer_client.post(
+        reverse("account_change_password"),
+        {"oldpassword": "correct-horse-battery", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 302
+    customer.refresh_from_db()
+    assert customer.check_password(PASSWORD)
+
+
+def test_email_is_unique_whatever_the_case(make_customer):
+    from django.core.exceptions import ValidationError
+
+    make_customer(email="same@example.com")
+    with pytest.raises(ValidationError):
+        make_customer(email="SAME@example.com")

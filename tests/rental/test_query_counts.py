@@ -1,0 +1,59 @@
+"""Key pages run a fixed number of queries, the same with 1 and with 50 orders."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from rental.models import GpuModel
+
+
+def count_queries(client, url, **kwargs) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, **kwargs)
+    assert response.status_code == 200
+    return len(queries)
+
+
+@pytest.fixture
+def orders_of(place_order, catalogue):
+    GpuModel.objects.update(lots_in_stock=1000)
+
+    def make(customer, count):
+        models = list(catalogue.values())
+        return [place_order(customer, models[i % len(models)], lots=1) for i in range(count)]
+
+    return make
+
+
+PAGES = {
+    # page: (url builder, expected queries)
+    "catalogue": (lambda order: reverse("rental:catalogue"), 4),
+    "configurator summary": (
+        lambda order: reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7",
+        2,  # the htmx partial: GPU models and their prices, no session needed
+    ),
+    "orders list": (lambda order: reverse("rental:order_list"), 3),
+    "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 4),
+}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_query_count_is_fixed_for_1_and_50_orders(
+    customer_client, customer, orders_of, catalogue, page
+):
+    url_for, expected = PAGES[page]
+    first = orders_of(customer, 1)[0]
+    headers = {"HX-Request": "true"} if page == "configurator summary" else {}
+    with_one = count_queries(customer_client, url_for(first), headers=headers)
+
+    orders_of(customer, 49)
+    with_fifty = count_queries(customer_client, url_for(first), headers=headers)
+
+    assert with_one == with_fifty == expected
+
+
+def test_orders_list_shows_all_fifty(customer_client, customer, orders_of):
+    orders = orders_of(customer, 50)
+    html = customer_client.get(reverse("rental:order_list")).content.decode()
+    assert all(order.reference in html for order in orders)
