@@ -2,6 +2,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,6 +15,7 @@ from .forms import OrderConfigurationForm
 from .models import Duration, Order, Preparation
 
 CONFIGURE_TEMPLATE = "rental/configure.html"
+ORDERS_PER_PAGE = 25
 
 
 @require_GET
@@ -99,7 +101,8 @@ def confirm(request: HttpRequest) -> HttpResponse:
 @require_GET
 def order_list(request: HttpRequest) -> HttpResponse:
     orders = selectors.customer_orders(customer=request.user)
-    return render(request, "rental/order_list.html", {"orders": orders})
+    page = Paginator(orders, ORDERS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "rental/order_list.html", {"orders": page.object_list, "page": page})
 
 
 def _own_order(request: HttpRequest, order_id: int) -> Order:

@@ -83,3 +83,20 @@ def test_orders_are_read_only_in_the_admin(admin_client_logged, catalogue, custo
     assert order.status == "awaiting_payment"
     assert order.total_usd == Decimal("446.88")
     assert Order.objects.count() == 1
+
+
+def test_operators_edit_the_catalogue_but_customers_cannot(client, make_customer, catalogue):
+    from django.contrib.auth.models import Group
+
+    operator = make_customer(is_staff=True)
+    operator.groups.add(Group.objects.get(name="operators"))
+    url = reverse("admin:rental_gpumodel_change", args=[catalogue["h100"].pk])
+
+    client.force_login(operator)
+    assert client.get(url).status_code == 200
+    assert client.get(reverse("admin:rental_order_changelist")).status_code == 200
+
+    client.force_login(make_customer())
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))

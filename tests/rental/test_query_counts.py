@@ -33,7 +33,7 @@ PAGES = {
         lambda order: reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7",
         2,  # the htmx partial: GPU models and their prices, no session needed
     ),
-    "orders list": (lambda order: reverse("rental:order_list"), 3),
+    "orders list": (lambda order: reverse("rental:order_list"), 4),  # with the page count
     "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 4),
 }
 
@@ -53,7 +53,18 @@ def test_query_count_is_fixed_for_1_and_50_orders(
     assert with_one == with_fifty == expected
 
 
-def test_orders_list_shows_all_fifty(customer_client, customer, orders_of):
+def test_orders_list_pages_through_all_fifty_newest_first(customer_client, customer, orders_of):
     orders = orders_of(customer, 50)
-    html = customer_client.get(reverse("rental:order_list")).content.decode()
-    assert all(order.reference in html for order in orders)
+    first = customer_client.get(reverse("rental:order_list")).content.decode()
+    second = customer_client.get(reverse("rental:order_list"), {"page": 2}).content.decode()
+    assert all(order.reference in first for order in orders[25:])
+    assert all(order.reference in second for order in orders[:25])
+    assert not any(order.reference in second for order in orders[25:])
+    assert "Page 1 of 2" in first
+    assert "Page 2 of 2" in second
+    # A page number that is not one shows a page rather than an error.
+    assert customer_client.get(reverse("rental:order_list"), {"page": "abc"}).status_code == 200
+    assert (
+        "Page 2 of 2"
+        in customer_client.get(reverse("rental:order_list"), {"page": 99}).content.decode()
+    )
