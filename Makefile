@@ -46,7 +46,7 @@ run: install
 test: install
 	scripts/ensure-test-services
 	$(VENV)/bin/ruff check .
-	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
+	DATABASE_URL=sqlite:///:memory: $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install

@@ -30,6 +30,7 @@ def test_visitor_configures_b200_signs_up_orders_and_finds_it_from_another_brows
     expect(summary_field(page, "lot-price")).to_contain_text("1,915.20 USD per lot for 7 days")
     expect(summary_field(page, "memory")).to_have_text("180 GB")
     expect(summary_field(page, "preparation")).to_have_text("PyTorch")
+    expect(page.locator("#total-line")).to_have_text("5,745.60 USD for 6 cards")
     expect(page.locator('[data-notice="multi-card"]')).to_be_visible()
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1
 

@@ -78,6 +78,14 @@ def test_review_for_a_visitor_offers_signup_and_login_that_come_back(client, cat
     assert "Confirm order" not in html
 
 
+def test_review_warns_before_confirming_more_lots_than_in_stock(customer_client, catalogue):
+    GpuModel.objects.filter(slug="b200-180gb").update(lots_in_stock=1)
+    html = customer_client.get(
+        REVIEW, {"gpu_model": "b200-180gb", "duration_days": 7, "lots": 2, "preparation": "ubuntu"}
+    ).content.decode()
+    assert "Only 1 lot of this model is available right now." in html
+
+
 def test_review_for_a_customer_shows_name_and_email(customer_client, catalogue):
     html = customer_client.get(
         REVIEW, {"gpu_model": "h100-80gb", "duration_days": 3, "lots": 1, "preparation": "ubuntu"}
@@ -243,3 +251,14 @@ def test_missing_csrf_token_is_refused_with_a_clear_page_and_creates_nothing(cus
 def test_confirm_only_accepts_post(customer_client, catalogue):
     assert customer_client.get(reverse("rental:confirm"), VALID).status_code == 405
     assert Order.objects.count() == 0
+
+
+def test_the_total_beside_the_button_follows_the_summary(client, catalogue):
+    params = {"gpu_model": "b200-180gb", "duration_days": 7, "lots": 3}
+    page = client.get(CONFIGURE, params).content.decode()
+    partial = client.get(CONFIGURE, params, headers={"HX-Request": "true"}).content.decode()
+    assert "5,745.60 USD for 6 cards" in page
+    assert (
+        'id="total-line" class="total-line" data-field="total-line" hx-swap-oob="true"' in partial
+    )
+    assert "5,745.60 USD for 6 cards" in partial
