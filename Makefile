@@ -6,7 +6,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-12)
-NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json | md5sum | cut -c1-12)
+NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json contracts/*.sol | md5sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -27,8 +27,9 @@ $(STAMP): pyproject.toml | $(PY)
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-$(NODE_STAMP): package.json package-lock.json
+$(NODE_STAMP): package.json package-lock.json contracts/*.sol contracts/build.mjs
 	npm ci --no-audit --no-fund --loglevel=error
+	node contracts/build.mjs
 	rm -f node_modules/.installed-*
 	touch $@
 
@@ -38,6 +39,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo_catalogue
 	$(PY) manage.py load_demo_accounts
+	$(PY) manage.py load_demo_balance
 	@echo ""
 	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker and beat)"
 	@echo ""

@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 
+from accounts import views as account_views
+
 admin.site.site_header = _("GPU rental administration")
 admin.site.site_title = _("GPU rental")
 
@@ -9,6 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("account/", include("accounts.urls")),
-    path("i18n/", include("django.conf.urls.i18n")),
+    path("i18n/setlang/", account_views.set_language, name="set_language"),
+    path("", include("payments.urls")),
     path("", include("rental.urls")),
 ]

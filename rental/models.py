@@ -151,6 +151,7 @@ class Order(models.Model):
     total_usd = models.DecimalField(_("total (USD)"), max_digits=12, decimal_places=2)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    paid_notified_at = models.DateTimeField(_("payment email sent"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("order")

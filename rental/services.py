@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from accounts.models import User
 
@@ -198,3 +199,36 @@ def stock_adjust(*, gpu_model_id: int, delta: int) -> GpuModel:
         GpuModel.objects.filter(pk=gpu_model.pk).update(lots_in_stock=F("lots_in_stock") + delta)
         gpu_model.refresh_from_db(fields=["lots_in_stock"])
     return gpu_model
+
+
+def order_mark_paid(*, order_id: int, actor: User | None, reason: str) -> Order:
+    """The order's payment is settled: mark it paid and queue what follows, after the commit.
+
+    Callers (payments) hold their ledger locks and call this in the same transaction.
+    """
+    from . import tasks
+
+    order = order_set_status(
+        order_id=order_id, to_status=OrderStatus.PAID, actor=actor, reason=reason
+    )
+    tasks.order_paid.delay_on_commit(order.pk)
+    return order
+
+
+def order_paid_notify(*, order_id: int) -> bool:
+    """Send the customer the 'payment received' email once; return whether it was sent now.
+
+    The claim (a conditional update) and the send share one transaction: if sending fails the
+    claim rolls back and a retry sends it; a task delivered twice sends nothing the second time.
+    """
+    from .notifications import send_order_email
+
+    with transaction.atomic():
+        claimed = Order.objects.filter(pk=order_id, paid_notified_at__isnull=True).update(
+            paid_notified_at=timezone.now()
+        )
+        if not claimed:
+            return False
+        order = Order.objects.select_related("customer").get(pk=order_id)
+        send_order_email(order=order, template="payment_received")
+    return True

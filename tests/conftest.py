@@ -1,10 +1,13 @@
 from decimal import Decimal
+from uuid import uuid4
 
 import pytest
+from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.core.management import call_command
 
 from accounts.models import User
+from payments.services.balance import balance_adjust
 from rental.models import GpuModel, Preparation
 from rental.services import Configuration, order_create
 
@@ -83,3 +86,35 @@ def place_order():
 
 def usd(value: str) -> Decimal:
     return Decimal(value)
+
+
+@pytest.fixture
+def finance_user(make_customer):
+    user = make_customer(
+        email="finance@example.com", first_name="Fiona", last_name="Nance", is_staff=True
+    )
+    user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    return user
+
+
+@pytest.fixture
+def finance_client(client, finance_user):
+    client.force_login(finance_user)
+    return client
+
+
+@pytest.fixture
+def credit(finance_user):
+    """Credit a customer's balance the way finance does (a manual adjustment)."""
+
+    def give(customer, amount: str, reason: str = "Bank transfer received"):
+        return balance_adjust(
+            customer=customer,
+            amount=Decimal(amount),
+            credit=True,
+            reason=reason,
+            actor=finance_user,
+            request_key=str(uuid4()),
+        )
+
+    return give

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
@@ -86,6 +87,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.staff_roles",
             ],
         },
     },
@@ -141,6 +143,7 @@ ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_FORMS = {"signup": "accounts.forms.SignupForm"}
+ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_EMAIL_VERIFICATION = "optional"  # a verification email is sent; ordering never waits for it
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_PREVENT_ENUMERATION = True
@@ -213,6 +216,8 @@ else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 del EMAIL_HOST
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
+# The address customers reach the site at, for links in emails.
+SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # Celery: Redis when configured, else the filesystem transport under var/ (no server needed).
@@ -237,7 +242,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = 240  # both well below the broker's visibility timeout
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-daily": {
+        "task": "payments.tasks.reconcile_daily",
+        "schedule": crontab(hour=2, minute=30),  # UTC (CELERY_TIMEZONE)
+    },
+}
 CELERY_TIMEZONE = TIME_ZONE
 
 # Ordering.

@@ -28,13 +28,15 @@ def orders_of(place_order, catalogue):
 
 PAGES = {
     # page: (url builder, expected queries)
-    "catalogue": (lambda order: reverse("rental:catalogue"), 4),
+    "catalogue": (lambda order: reverse("rental:catalogue"), 5),
     "configurator summary": (
         lambda order: reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7",
         2,  # the htmx partial: GPU models and their prices, no session needed
     ),
-    "orders list": (lambda order: reverse("rental:order_list"), 4),  # with the page count
-    "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 4),
+    # Session, user, staff groups (navigation), page count, orders.
+    "orders list": (lambda order: reverse("rental:order_list"), 5),
+    # Session, user, staff groups (navigation), order, timeline, balance for the payment step.
+    "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 6),
 }
 
 

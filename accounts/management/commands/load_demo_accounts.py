@@ -2,25 +2,39 @@ import os
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 
-DEMO_ADMIN_EMAIL = "admin@example.com"
+DEMO_USERS = [
+    # email, first name, last name, groups, staff, superuser
+    ("admin@example.com", "Demo", "Administrator", (), True, True),
+    ("operator@example.com", "Olga", "Operator", ("operators",), True, False),
+    ("finance@example.com", "Fabio", "Finance", ("finance",), True, False),
+    ("customer@example.com", "Carla", "Customer", (), False, False),
+]
 
 
 class Command(BaseCommand):
-    help = "Create the demo administrator used on `make run` (development only)."
+    help = "Create the demo users used on `make run` (development only)."
 
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("Demo accounts exist only in development (DEBUG on).")
         password = os.environ.get("DEMO_PASSWORD", "demo-password")
         User = get_user_model()
-        if not User.objects.filter(email=DEMO_ADMIN_EMAIL).exists():
-            User.objects.create_superuser(
-                DEMO_ADMIN_EMAIL, password, first_name="Demo", last_name="Administrator"
-            )
-            self.stdout.write(
-                f"Demo administrator: {DEMO_ADMIN_EMAIL} / {password} (Django admin at /admin/)"
-            )
-        else:
-            self.stdout.write(f"Demo administrator: {DEMO_ADMIN_EMAIL} (Django admin at /admin/)")
+        for email, first, last, groups, staff, superuser in DEMO_USERS:
+            user = User.objects.filter(email=email).first()
+            if user is None:
+                user = User.objects.create_user(
+                    email,
+                    password,
+                    first_name=first,
+                    last_name=last,
+                    is_staff=staff,
+                    is_superuser=superuser,
+                )
+            for name in groups:
+                user.groups.add(Group.objects.get_or_create(name=name)[0])
+        self.stdout.write(
+            f"Demo users (password: {password}): {', '.join(u[0] for u in DEMO_USERS)}"
+        )

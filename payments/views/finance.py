@@ -1,0 +1,207 @@
+"""The finance console: balances, journal, manual adjustments and reconciliation.
+
+For members of the "finance" group (and superusers) only: see `finance_required`.
+"""
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..csv_export import csv_download, text_cell
+from ..exceptions import InsufficientBalance, PaymentError
+from ..forms import AdjustmentForm, BalanceSearchForm, JournalFilterForm, ReconciliationForm
+from ..models import ReconciliationRun
+from ..selectors.finance import (
+    customer_balances,
+    customer_balances_total,
+    journal_entries,
+    journal_transactions,
+    reconciliation_report,
+    reconciliation_run_get,
+    reconciliation_run_last,
+    reconciliation_runs_recent,
+    user_is_finance,
+)
+from ..services.balance import balance_adjust
+from ..services.reconciliation import reconciliation_run
+
+BALANCES_PER_PAGE = 50
+JOURNAL_PER_PAGE = 50
+CSV_CHUNK_SIZE = 1000
+
+
+def finance_required(view):
+    """Finance members and superusers pass; anyone else logged in gets 403 and anonymous
+    visitors go to the login page, coming back here afterwards."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not user_is_finance(request.user):
+            raise PermissionDenied("finance group only")
+        return view(request, *args, **kwargs)
+
+    return guarded
+
+
+@finance_required
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    last_run = reconciliation_run_last()
+    report = reconciliation_report(run=last_run) if last_run else None
+    return render(request, "finance/dashboard.html", {"report": report})
+
+
+@finance_required
+@require_GET
+def balances(request: HttpRequest) -> HttpResponse:
+    form = BalanceSearchForm(request.GET)
+    if not form.is_valid():
+        return render(request, "finance/balances.html", {"form": form, "page": None}, status=400)
+    email = form.cleaned_data["email"]
+    page = Paginator(customer_balances(email_contains=email), BALANCES_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "form": form,
+        "page": page,
+        "accounts": page.object_list,
+        "total": customer_balances_total(email_contains=email),
+    }
+    return render(request, "finance/balances.html", context)
+
+
+@finance_required
+@require_GET
+def journal(request: HttpRequest) -> HttpResponse:
+    form = JournalFilterForm(request.GET)
+    if not form.is_valid():
+        return render(request, "finance/journal.html", {"form": form, "page": None}, status=400)
+    transactions = journal_transactions(filters=form.filters())
+    page = Paginator(transactions, JOURNAL_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"form": form, "page": page, "transactions": page.object_list}
+    return render(request, "finance/journal.html", context)
+
+
+CSV_HEADER = [
+    "transaction_id",
+    "created_at",
+    "kind",
+    "memo",
+    "actor_email",
+    "order_reference",
+    "account_kind",
+    "customer_email",
+    "asset",
+    "network",
+    "amount_usd",
+]
+
+
+def _csv_rows(entries):
+    for entry in entries.iterator(chunk_size=CSV_CHUNK_SIZE):
+        posted, account = entry.transaction, entry.account
+        yield [
+            posted.pk,
+            posted.created_at.isoformat(),
+            posted.kind,
+            text_cell(posted.memo),
+            text_cell(posted.actor.email if posted.actor else ""),
+            posted.order.reference if posted.order else "",
+            account.kind,
+            text_cell(account.customer.email if account.customer else ""),
+            text_cell(account.asset),
+            text_cell(account.network),
+            f"{entry.amount:.2f}",
+        ]
+
+
+@finance_required
+@require_GET
+def journal_csv(request: HttpRequest) -> HttpResponse:
+    """One line per entry of the filtered journal, streamed: the export never sits in memory."""
+    form = JournalFilterForm(request.GET)
+    if not form.is_valid():
+        return render(request, "finance/journal.html", {"form": form, "page": None}, status=400)
+    entries = journal_entries(filters=form.filters())
+    return csv_download(header=CSV_HEADER, rows=_csv_rows(entries), filename="journal.csv")
+
+
+def _journal_of(email: str) -> str:
+    return reverse("payments:finance_journal") + "?" + urlencode({"customer": email})
+
+
+@finance_required
+@require_http_methods(["GET", "POST"])
+def adjustment_create(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        initial = {"customer_email": request.GET.get("email", "")[:254]}
+        form = AdjustmentForm(actor=request.user, initial=initial)
+        return render(request, "finance/adjustment_form.html", {"form": form})
+
+    form = AdjustmentForm(request.POST, actor=request.user)
+    if form.is_valid():
+        try:
+            posted = balance_adjust(
+                customer=form.customer,
+                amount=form.cleaned_data["amount"],
+                credit=form.is_credit,
+                reason=form.cleaned_data["reason"],
+                actor=request.user,
+                request_key=str(form.cleaned_data["request_key"]),
+            )
+        except InsufficientBalance as exc:
+            form.add_error("amount", exc.message)
+        except PaymentError as exc:
+            form.add_error(None, exc.message)
+        else:
+            messages.success(
+                request,
+                _("Adjustment #%(number)s is posted to the balance of %(email)s.")
+                % {"number": posted.pk, "email": form.customer.email},
+            )
+            return redirect(_journal_of(form.customer.email))
+    return render(request, "finance/adjustment_form.html", {"form": form}, status=400)
+
+
+def _requested_report(request: HttpRequest):
+    run_id = request.GET.get("run")
+    if run_id is None:
+        return None
+    try:
+        return reconciliation_report(run=reconciliation_run_get(run_id=int(run_id)))
+    except (ValueError, ReconciliationRun.DoesNotExist):
+        raise Http404(_("No such reconciliation run.")) from None
+
+
+@finance_required
+@require_http_methods(["GET", "POST"])
+def reconciliation(request: HttpRequest) -> HttpResponse:
+    """GET: the period form, the recent runs and, with ?run=<id>, that run's report.
+    POST: run the checks on the period, store the run and show it."""
+    if request.method == "POST":
+        form = ReconciliationForm(request.POST)
+        if form.is_valid():
+            run = reconciliation_run(
+                period_start=form.cleaned_data["date_from"],
+                period_end=form.cleaned_data["date_to"],
+                triggered_by=request.user,
+            )
+            url = reverse("payments:finance_reconciliation") + "?" + urlencode({"run": run.pk})
+            return redirect(url)
+        report, status = None, 400
+    else:
+        form = ReconciliationForm()
+        report, status = _requested_report(request), 200
+    context = {"form": form, "report": report, "runs": reconciliation_runs_recent()}
+    return render(request, "finance/reconciliation.html", context, status=status)
