@@ -9,14 +9,18 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | md5sum | cut -c1-12)
 NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json contracts/*.sol | md5sum | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# make run starts a local chain (anvil) with the test stablecoin and enables the local network.
+ANVIL_PORT ?= 8545
+run pay: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 
-.PHONY: help install run test lint bench messages clean
+.PHONY: help install run test lint bench messages clean pay
 
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
 	@echo "make test   - install test needs, start PostgreSQL/Redis if missing, run the whole suite"
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
+	@echo "make pay PAYMENT=<id> - pay a crypto payment from a funded account of the local chain"
 
 $(PY):
 	scripts/find-python -m venv $(VENV)
@@ -43,7 +47,8 @@ run: install
 	@echo ""
 	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker and beat)"
 	@echo ""
-	HOST=$(HOST) PORT=$(PORT) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho -f Procfile.dev start
+	HOST=$(HOST) PORT=$(PORT) ANVIL_PORT=$(ANVIL_PORT) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
+	  $(VENV)/bin/honcho -f Procfile.dev start
 
 test: install
 	scripts/ensure-test-services
@@ -57,10 +62,15 @@ lint: install
 bench: install
 	scripts/ensure-test-services
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/watcher.py
 
 messages: install
 	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --no-obsolete
 	$(PY) manage.py compilemessages -l it --ignore '.venv/*' --ignore 'node_modules/*'
+
+pay: install
+	@test -n "$(PAYMENT)" || { echo "usage: make pay PAYMENT=<payment id> [UNITS=<token units>]"; exit 2; }
+	$(PY) manage.py pay_local $(PAYMENT) $(if $(UNITS),--units $(UNITS),)
 
 clean:
 	rm -rf $(VENV) node_modules var .pytest_cache .hypothesis

@@ -23,6 +23,9 @@ class LedgerAccountKind(models.TextChoices):
     REVENUE = "revenue", _("Revenue")
     ADJUSTMENTS = "adjustments", _("Adjustments")
     REFUNDS = "refunds", _("Refunds")
+    # Crypto received but not yet allocated to an order, a top-up or a refund (a suspense
+    # account): settlement and operators move money out of it.
+    UNALLOCATED = "unallocated", _("Receipts awaiting allocation")
 
 
 class LedgerAccount(models.Model):
@@ -74,6 +77,7 @@ class LedgerAccount(models.Model):
 
 
 class TransactionKind(models.TextChoices):
+    CRYPTO_RECEIPT = "crypto_receipt", _("Crypto receipt")
     TOP_UP = "top_up", _("Top-up")
     ORDER_PAYMENT = "order_payment", _("Order payment")
     OVERPAYMENT_CREDIT = "overpayment_credit", _("Overpayment credit")
@@ -102,6 +106,13 @@ class LedgerTransaction(models.Model):
     )
     reverses = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    payment = models.ForeignKey(
+        "payments.CryptoPayment",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="ledger_transactions",
     )
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, unique=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
@@ -183,3 +194,242 @@ class ReconciliationRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.period_start} – {self.period_end}: {'OK' if self.ok else 'discrepancies'}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Crypto payments
+# ---------------------------------------------------------------------------------------------
+
+TOKEN_UNITS = {"max_digits": 78, "decimal_places": 0}  # uint256 fits in NUMERIC(78, 0)
+
+
+class AddressIndexCounter(models.Model):
+    """One row: the next BIP-44 index to derive. Taken under its row lock, never reused."""
+
+    next_index = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("address index counter")
+
+    def __str__(self) -> str:
+        return f"next index {self.next_index}"
+
+
+class DepositAddress(models.Model):
+    """A deposit address derived from PAYMENT_XPUB; one per payment, never reused."""
+
+    derivation_index = models.PositiveBigIntegerField(_("derivation index"), unique=True)
+    address = models.CharField(_("address"), max_length=42, unique=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("deposit address")
+        verbose_name_plural = _("deposit addresses")
+
+    def __str__(self) -> str:
+        return self.address
+
+
+class PaymentPurpose(models.TextChoices):
+    ORDER = "order", _("Order")
+    TOP_UP = "top_up", _("Top-up")
+
+
+class PaymentStatus(models.TextChoices):
+    AWAITING = "awaiting", _("Waiting for the transfer")
+    DETECTED = "detected", _("Transfer seen, confirming")
+    CONFIRMED = "confirmed", _("Confirmed")
+    EXPIRED = "expired", _("Expired")
+    NEEDS_REVIEW = "needs_review", _("Under review")
+    RESOLVED = "resolved", _("Resolved")
+    INVALID = "invalid", _("Invalid")
+
+
+class ReviewReason(models.TextChoices):
+    UNDERPAID = "underpaid", _("Underpaid")
+    PAID_LATE = "paid_late", _("Paid after expiry")
+    OVERPAID = "overpaid", _("Overpaid")
+    UNMATCHED = "unmatched", _("Unmatched transfer")
+
+
+# The money states in which the watcher still looks at the address.
+WATCHED_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED, PaymentStatus.EXPIRED)
+
+
+class CryptoPayment(models.Model):
+    """One request to pay in a stablecoin: asset, network, address, exact amount, expiry."""
+
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="crypto_payments"
+    )
+    purpose = models.CharField(_("purpose"), max_length=10, choices=PaymentPurpose.choices)
+    order = models.ForeignKey(
+        "rental.Order",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="crypto_payments",
+    )
+    network = models.CharField(_("network"), max_length=16)
+    chain_id = models.PositiveBigIntegerField(_("chain id"))
+    asset = models.CharField(_("asset"), max_length=16)
+    token_address = models.CharField(_("token contract"), max_length=42)
+    decimals = models.PositiveSmallIntegerField(_("decimals"))
+    deposit_address = models.OneToOneField(
+        DepositAddress, on_delete=models.PROTECT, related_name="payment"
+    )
+    amount_due_usd = models.DecimalField(_("amount due (USD)"), **AMOUNT)
+    amount_due_units = models.DecimalField(_("amount due (token units)"), **TOKEN_UNITS)
+    received_units = models.DecimalField(_("confirmed received (units)"), default=0, **TOKEN_UNITS)
+    seen_units = models.DecimalField(_("seen, not yet confirmed (units)"), default=0, **TOKEN_UNITS)
+    confirmations_required = models.PositiveIntegerField(_("confirmations required"))
+    status = models.CharField(
+        _("status"), max_length=16, choices=PaymentStatus.choices, default=PaymentStatus.AWAITING
+    )
+    review_reason = models.CharField(
+        _("review reason"), max_length=16, choices=ReviewReason.choices, blank=True
+    )
+    expires_at = models.DateTimeField(_("expires"))
+    monitor_until = models.DateTimeField(_("watched until"))
+    declared_at = models.DateTimeField(_("declared paid"), null=True, blank=True)
+    declared_tx_hash = models.CharField(_("declared transaction"), max_length=66, blank=True)
+    confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("crypto payment")
+        verbose_name_plural = _("crypto payments")
+        ordering = ("-created_at", "-pk")
+        indexes = [
+            models.Index(fields=("status", "expires_at"), name="payment_status_expiry"),
+            models.Index(fields=("network", "status"), name="payment_network_status"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(purpose="order", order__isnull=False)
+                | Q(purpose="top_up", order__isnull=True),
+                name="payment_order_iff_order_purpose",
+            ),
+            models.CheckConstraint(
+                condition=Q(amount_due_units__gt=0), name="payment_due_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(received_units__gte=0) & Q(seen_units__gte=0),
+                name="payment_received_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(monitor_until__gte=models.F("expires_at")),
+                name="payment_monitored_past_expiry",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="needs_review") | ~Q(review_reason=""),
+                name="payment_review_has_reason",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.asset} on {self.network} → {self.deposit_address_id}"
+
+    @property
+    def reference(self) -> str:
+        return f"PAY-{self.pk:06d}"
+
+
+class TransferStatus(models.TextChoices):
+    SEEN = "seen", _("Seen")
+    CONFIRMED = "confirmed", _("Confirmed")
+    REORGED = "reorged", _("Dropped by a reorganisation")
+
+
+class TransferReview(models.TextChoices):
+    OPEN = "open", _("Awaiting an operator")
+    CREDITED = "credited", _("Credited to the balance")
+    INVALID = "invalid", _("Marked invalid")
+
+
+class ChainTransfer(models.Model):
+    """One Transfer log of a configured token to one of our deposit addresses."""
+
+    network = models.CharField(_("network"), max_length=16)
+    chain_id = models.PositiveBigIntegerField(_("chain id"))
+    tx_hash = models.CharField(_("transaction hash"), max_length=66)
+    log_index = models.PositiveIntegerField(_("log index"))
+    block_number = models.PositiveBigIntegerField(_("block"))
+    block_hash = models.CharField(_("block hash"), max_length=66)
+    block_timestamp = models.DateTimeField(_("block time"))
+    token_address = models.CharField(_("token contract"), max_length=42)
+    from_address = models.CharField(_("from"), max_length=42)
+    to_address = models.CharField(_("to"), max_length=42, db_index=True)
+    amount_units = models.DecimalField(_("amount (units)"), **TOKEN_UNITS)
+    payment = models.ForeignKey(
+        CryptoPayment,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transfers",
+    )
+    status = models.CharField(
+        _("status"), max_length=10, choices=TransferStatus.choices, default=TransferStatus.SEEN
+    )
+    late = models.BooleanField(_("after expiry"), default=False)
+    # A transfer that fits no open payment (monitoring ended, payment settled): operators decide.
+    review_state = models.CharField(
+        _("review"), max_length=10, choices=TransferReview.choices, blank=True
+    )
+    seen_at = models.DateTimeField(_("seen"), auto_now_add=True)
+    confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("chain transfer")
+        verbose_name_plural = _("chain transfers")
+        ordering = ("block_number", "log_index")
+        constraints = [
+            models.UniqueConstraint(
+                fields=("chain_id", "tx_hash", "log_index"), name="chaintransfer_unique_log"
+            ),
+            models.CheckConstraint(condition=Q(amount_units__gte=0), name="chaintransfer_amount"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tx_hash}#{self.log_index} → {self.to_address}"
+
+
+class ChainCursor(models.Model):
+    """Where the watcher of one network has read up to; claimed by one scan at a time."""
+
+    network = models.CharField(_("network"), max_length=16, unique=True)
+    next_block = models.PositiveBigIntegerField(_("next block to read"))
+    last_block_hash = models.CharField(_("hash of the last block read"), max_length=66, blank=True)
+    lease_token = models.CharField(max_length=36, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_scan_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        verbose_name = _("chain cursor")
+        verbose_name_plural = _("chain cursors")
+
+    def __str__(self) -> str:
+        return f"{self.network} @ {self.next_block}"
+
+
+class PaymentEvent(models.Model):
+    """The payment's history: every state change, declaration and operator action."""
+
+    payment = models.ForeignKey(CryptoPayment, on_delete=models.CASCADE, related_name="events")
+    kind = models.CharField(_("event"), max_length=32)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("payment event")
+        verbose_name_plural = _("payment events")
+        ordering = ("created_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.payment_id}: {self.kind}"

@@ -3,8 +3,12 @@
 from datetime import UTC, timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
+from .chain.rpc import RpcError
+from .networks import enabled_networks
+from .services import crypto, watcher
 from .services.reconciliation import reconciliation_run
 
 
@@ -16,3 +20,44 @@ def reconcile_daily() -> int:
     """
     yesterday = timezone.now().astimezone(UTC).date() - timedelta(days=1)
     return reconciliation_run(period_start=yesterday, period_end=yesterday).pk
+
+
+# ------------------------------------------------------------------------- the watcher
+
+
+@shared_task(acks_late=True)
+def scan_all_networks() -> list[str]:
+    """Celery beat, every few seconds: one scan task per enabled network."""
+    keys = list(enabled_networks())
+    for key in keys:
+        scan_network.apply_async(args=[key], expires=settings.PAYMENT_SCAN_INTERVAL_SECONDS * 3)
+    return keys
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(RpcError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def scan_network(network_key: str) -> dict:
+    report = watcher.scan_network(network_key=network_key)
+    return {"stored": report.stored, "confirmed": report.confirmed, "reorged": report.reorged}
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(RpcError,),
+    retry_backoff=2,
+    retry_backoff_max=120,
+    max_retries=8,
+)
+def payment_check(payment_id: int) -> int:
+    """The customer declared a payment: look now."""
+    return watcher.payment_check(payment_id=payment_id).stored
+
+
+@shared_task(acks_late=True)
+def expire_payments() -> int:
+    return crypto.payments_expire()

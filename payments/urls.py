@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import customer, finance
+from .views import crypto, customer, finance, ops
 
 app_name = "payments"
 
@@ -12,6 +12,29 @@ urlpatterns = [
         "account/orders/<int:order_id>/pay/balance/",
         customer.pay_with_balance,
         name="pay_with_balance",
+    ),
+    path("account/orders/<int:order_id>/pay/crypto/", crypto.pay_crypto, name="pay_crypto"),
+    path("account/balance/top-up/", crypto.top_up, name="top_up"),
+    path("account/payments/<int:payment_id>/", crypto.payment_detail, name="payment_detail"),
+    path("account/payments/<int:payment_id>/status/", crypto.payment_status, name="payment_status"),
+    path(
+        "account/payments/<int:payment_id>/declare/",
+        crypto.declare,
+        name="payment_declare",
+    ),
+    # Operators' queue (group "operators")
+    path("ops/", ops.queue, name="ops_queue"),
+    path("ops/payments/<int:payment_id>/", ops.payment_detail, name="ops_payment"),
+    path(
+        "ops/payments/<int:payment_id>/<slug:action>/",
+        ops.payment_action,
+        name="ops_payment_action",
+    ),
+    path("ops/transfers/<int:transfer_id>/", ops.transfer_detail, name="ops_transfer"),
+    path(
+        "ops/transfers/<int:transfer_id>/<slug:action>/",
+        ops.transfer_action,
+        name="ops_transfer_action",
     ),
     # Finance console (group "finance")
     path("finance/", finance.dashboard, name="finance_dashboard"),

@@ -109,7 +109,10 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.AWAITING_PAYMENT: frozenset(
         {OrderStatus.PAID, OrderStatus.PAYMENT_REVIEW, OrderStatus.CANCELLED}
     ),
-    OrderStatus.PAYMENT_REVIEW: frozenset({OrderStatus.PAID, OrderStatus.CANCELLED}),
+    # Back to awaiting payment when operators credit the received money to the balance.
+    OrderStatus.PAYMENT_REVIEW: frozenset(
+        {OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.AWAITING_PAYMENT}
+    ),
     OrderStatus.PAID: frozenset({OrderStatus.PROVISIONING}),
     OrderStatus.PROVISIONING: frozenset({OrderStatus.ACTIVE}),
     OrderStatus.ACTIVE: frozenset({OrderStatus.ENDED}),

@@ -11,6 +11,8 @@ from payments.services.balance import balance_adjust
 from rental.models import GpuModel, Preparation
 from rental.services import Configuration, order_create
 
+pytest_plugins = ["tests.chain_fixtures", "tests.browser_fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def _clear_cache():

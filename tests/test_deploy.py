@@ -14,7 +14,9 @@ def run_manage(*args, **env_overrides):
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "EMAIL_"))
+        if not key.startswith(
+            ("DJANGO_", "SECRET_KEY", "DATABASE_URL", "REDIS_URL", "EMAIL_", "PAYMENT_")
+        )
     }
     env.update({"DJANGO_SETTINGS_MODULE": "config.settings.production", **env_overrides})
     return subprocess.run(
@@ -33,6 +35,9 @@ PRODUCTION_ENV = {
     "REDIS_URL": "redis://127.0.0.1:6379/9",
     "ALLOWED_HOSTS": "gpu.example.com",
     "EMAIL_HOST": "smtp.example.com",
+    # Any account xpub but the test-only default (this one: account 2 of the anvil mnemonic).
+    "PAYMENT_XPUB": "xpub6Ce9NcJvTk374xmC966FRY8NvVzjBr7FGiEf1h8mWkSwvCkvZ7PsCWEJS3nM"
+    "sKLtRwsuEWY6indWjZFCB7yTqMpAoU7Z8c8TEkanQrsMF6j",
 }
 
 
@@ -54,6 +59,13 @@ def test_production_refuses_to_start_without_a_database_url():
     result = run_manage("check", **env)
     assert result.returncode != 0
     assert "DATABASE_URL must be set" in result.stderr
+
+
+def test_production_refuses_the_test_only_xpub():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k != "PAYMENT_XPUB"}
+    result = run_manage("check", **env)
+    assert result.returncode != 0
+    assert "PAYMENT_XPUB is the test-only xpub" in result.stderr
 
 
 def test_every_variable_read_by_the_settings_is_documented_in_env_example():

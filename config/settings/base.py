@@ -247,8 +247,43 @@ CELERY_BEAT_SCHEDULE = {
         "task": "payments.tasks.reconcile_daily",
         "schedule": crontab(hour=2, minute=30),  # UTC (CELERY_TIMEZONE)
     },
+    "scan-networks": {
+        "task": "payments.tasks.scan_all_networks",
+        "schedule": float(env("PAYMENT_SCAN_INTERVAL_SECONDS", "5")),
+    },
+    "expire-payments": {
+        "task": "payments.tasks.expire_payments",
+        "schedule": 30.0,
+    },
 }
 CELERY_TIMEZONE = TIME_ZONE
+
+# Crypto payments. Networks and assets are in payments/networks.py; a network is enabled only
+# when its RPC URL is set (RPC_URL_ETHEREUM, RPC_URL_BASE, RPC_URL_POLYGON, RPC_URL_ARBITRUM,
+# RPC_URL_LOCAL). The default xpub comes from the well-known anvil test mnemonic: TEST ONLY,
+# refused by production settings.
+TEST_ONLY_PAYMENT_XPUB = (  # m/44'/60'/1' of "test test ... junk"
+    "xpub6Ce9NcJvTk372KjsGfWqbcex5DumjpNquQLApoeQUavSCjEc823BV1tb4rXU"
+    "uPuht8h2hSxkg2EXUaKUJmniJvRZAELxypsCzBFdtosmV76"
+)  # fmt: skip
+PAYMENT_XPUB = env("PAYMENT_XPUB", TEST_ONLY_PAYMENT_XPUB)
+PAYMENT_NETWORK_KEYS = ("ethereum", "base", "polygon", "arbitrum", "local")
+PAYMENT_RPC_URLS = {key: env(f"RPC_URL_{key.upper()}") for key in PAYMENT_NETWORK_KEYS}
+PAYMENT_CONFIRMATIONS = {
+    key: int(env(f"CONFIRMATIONS_{key.upper()}"))
+    for key in PAYMENT_NETWORK_KEYS
+    if env(f"CONFIRMATIONS_{key.upper()}")
+}
+PAYMENT_EXPIRY_MINUTES = int(env("PAYMENT_EXPIRY_MINUTES", "30"))
+PAYMENT_MONITOR_HOURS = int(env("PAYMENT_MONITOR_HOURS", "24"))
+PAYMENT_DECLARED_STALE_MINUTES = int(env("PAYMENT_DECLARED_STALE_MINUTES", "60"))
+PAYMENT_SCAN_INTERVAL_SECONDS = int(env("PAYMENT_SCAN_INTERVAL_SECONDS", "5"))
+PAYMENT_RPC_TIMEOUT_SECONDS = int(env("PAYMENT_RPC_TIMEOUT_SECONDS", "10"))
+TOP_UP_MINIMUM_USD = env("TOP_UP_MINIMUM_USD", "10.00")
+# The local chain (anvil) and its test stablecoin: `manage.py local_chain_setup` deploys the
+# token and writes this file; LOCAL_TOKEN_ADDRESS overrides it.
+LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"
+LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 
 # Ordering.
 ORDER_MAX_LOTS = 10

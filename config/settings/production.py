@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import env, env_bool
+from .base import PAYMENT_XPUB, TEST_ONLY_PAYMENT_XPUB, env, env_bool
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY")
@@ -15,6 +15,11 @@ if env("EMAIL_HOST") is None:
     raise ImproperlyConfigured("EMAIL_HOST must be set in production: customers need their emails.")
 if env("REDIS_URL") is None:
     raise ImproperlyConfigured("REDIS_URL must be set in production (cache, rate limits, broker).")
+
+if PAYMENT_XPUB == TEST_ONLY_PAYMENT_XPUB:
+    raise ImproperlyConfigured(
+        "PAYMENT_XPUB is the test-only xpub of the public anvil mnemonic: set your own."
+    )
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -17,3 +17,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# No network is enabled unless a test starts a chain (tests/chain_fixtures.py), whatever the
+# developer's environment or var/local-chain.json say.
+PAYMENT_RPC_URLS = dict.fromkeys(PAYMENT_NETWORK_KEYS)  # noqa: F405
+LOCAL_TOKEN_ADDRESS = None
+LOCAL_CHAIN_FILE = VAR_DIR / "tests-have-no-local-chain.json"  # noqa: F405

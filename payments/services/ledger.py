@@ -68,6 +68,7 @@ def ledger_post(
     actor: User | None = None,
     order: Order | None = None,
     reverses: LedgerTransaction | None = None,
+    payment=None,
 ) -> tuple[LedgerTransaction, bool]:
     """Post one balanced transaction; return it and whether it was created now.
 
@@ -102,6 +103,7 @@ def ledger_post(
             actor=actor,
             order=order,
             reverses=reverses,
+            payment=payment,
             idempotency_key=idempotency_key,
         )
         LedgerEntry.objects.bulk_create(

@@ -16,4 +16,71 @@
     if (event.target && event.target.name === "preparation") syncCustomPreparation();
   });
   document.addEventListener("DOMContentLoaded", syncCustomPreparation);
+
+  // Payment countdown: <span data-expires-at="ISO"> shows the time left, then its
+  // data-expired-label. Without JS the absolute expiry stays on the page.
+  function pad(number) {
+    return number < 10 ? "0" + number : String(number);
+  }
+
+  function formatLeft(ms) {
+    var seconds = Math.floor(ms / 1000);
+    var hours = Math.floor(seconds / 3600);
+    var minutes = Math.floor((seconds % 3600) / 60);
+    var rest = seconds % 60;
+    return (hours ? hours + ":" + pad(minutes) : String(minutes)) + ":" + pad(rest);
+  }
+
+  function tickCountdowns() {
+    var boxes = document.querySelectorAll("[data-expires-at]");
+    for (var i = 0; i < boxes.length; i++) {
+      var box = boxes[i];
+      if (box.dataset.countdownDone) continue;
+      var expires = Date.parse(box.dataset.expiresAt);
+      if (isNaN(expires)) continue;
+      var left = expires - Date.now();
+      var shown = box.querySelector("[data-countdown-left]");
+      var value = box.querySelector("[data-countdown-value]");
+      if (left <= 0) {
+        box.textContent = box.dataset.expiredLabel || "";
+        box.dataset.countdownDone = "1";
+        continue;
+      }
+      if (shown && value) {
+        value.textContent = formatLeft(left);
+        shown.hidden = false;
+      }
+    }
+  }
+
+  // Copy buttons: <button data-copy="text" data-copied-label="Copied" hidden>; shown only
+  // where the browser lets a page write to the clipboard.
+  function setUpCopyButtons() {
+    if (!(navigator.clipboard && window.isSecureContext)) return;
+    var buttons = document.querySelectorAll("button[data-copy]");
+    for (var i = 0; i < buttons.length; i++) buttons[i].hidden = false;
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target && event.target.closest ? event.target.closest("button[data-copy]") : null;
+    if (!button) return;
+    navigator.clipboard.writeText(button.dataset.copy).then(function () {
+      if (!button.dataset.label) button.dataset.label = button.textContent;
+      button.textContent = button.dataset.copiedLabel || button.dataset.label;
+      button.classList.add("copied");
+      window.clearTimeout(button._copiedTimer);
+      button._copiedTimer = window.setTimeout(function () {
+        button.textContent = button.dataset.label;
+        button.classList.remove("copied");
+      }, 2000);
+    });
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    setUpCopyButtons();
+    if (document.querySelector("[data-expires-at]")) {
+      tickCountdowns();
+      window.setInterval(tickCountdowns, 1000);
+    }
+  });
 })();

@@ -59,6 +59,7 @@ def test_a_healthy_ledger_reconciles_with_no_discrepancy(healthy_ledger, finance
     assert run.triggered_by == finance_user
     assert (run.period_start, run.period_end) == (today(), today())
     assert run.totals_by_kind == {
+        "crypto_receipt": {"count": 0, "total": "0.00"},
         "top_up": {"count": 0, "total": "0.00"},
         "order_payment": {"count": 1, "total": f"{order.total_usd:.2f}"},
         "overpayment_credit": {"count": 0, "total": "0.00"},

@@ -1,0 +1,103 @@
+"""Customer forms of the crypto payments: they parse and validate; services do the work."""
+
+from decimal import Decimal
+
+from django import forms
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy as _
+
+from rental.money import usd
+
+from .selectors.crypto import StablecoinChoice, stablecoin_choices
+
+MAX_TOP_UP_USD = Decimal("100000.00")
+TX_HASH_MESSAGE = _(
+    "A transaction hash is 0x followed by 64 hexadecimal characters (0-9, a-f). "
+    "Leave the field empty if you do not have it."
+)
+CHOICE_MESSAGE = _("Choose a stablecoin and network from the list.")
+
+
+class StablecoinForm(forms.Form):
+    """One choice per (network, asset) among the enabled networks."""
+
+    stablecoin = forms.ChoiceField(
+        label=_("Stablecoin and network"),
+        widget=forms.RadioSelect,
+        error_messages={"required": CHOICE_MESSAGE, "invalid_choice": CHOICE_MESSAGE},
+    )
+
+    def __init__(self, *args, choices: list[StablecoinChoice] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.choices = {
+            choice.value: choice
+            for choice in (stablecoin_choices() if choices is None else choices)
+        }
+        self.fields["stablecoin"].choices = [
+            (value, choice.label) for value, choice in self.choices.items()
+        ]
+        if len(self.choices) == 1 and not self.is_bound:
+            self.initial.setdefault("stablecoin", next(iter(self.choices)))
+
+    @property
+    def available(self) -> bool:
+        return bool(self.choices)
+
+    def clean_stablecoin(self) -> StablecoinChoice:
+        return self.choices[self.cleaned_data["stablecoin"]]
+
+
+class TopUpForm(StablecoinForm):
+    amount = forms.DecimalField(
+        label=_("Amount (USD)"),
+        max_digits=None,
+        decimal_places=2,
+        max_value=MAX_TOP_UP_USD,
+        error_messages={
+            "required": _("Enter the amount in USD."),
+            "invalid": _("Enter the amount as a number, such as 25.00."),
+            "max_value": _("A top-up is at most 100,000.00 USD."),
+            "max_decimal_places": _("Enter at most two decimal places (cents)."),
+        },
+    )
+
+    field_order = ("amount", "stablecoin")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Read when the form is built: the minimum is a setting and may change.
+        self.minimum = usd(settings.TOP_UP_MINIMUM_USD)
+        amount = self.fields["amount"]
+        amount.widget.attrs.update({"min": str(self.minimum), "max": str(MAX_TOP_UP_USD)})
+        amount.help_text = _("From %(minimum)s to 100,000.00 USD, with at most two decimals.") % {
+            "minimum": self.minimum
+        }
+
+    def clean_amount(self) -> Decimal:
+        amount = self.cleaned_data["amount"]
+        if amount < self.minimum:
+            raise forms.ValidationError(
+                _("The minimum top-up is %(minimum)s USD.") % {"minimum": self.minimum},
+                code="min_value",
+            )
+        return usd(amount)
+
+
+class DeclareForm(forms.Form):
+    """The customer's "I have paid", with the transaction hash when they have it."""
+
+    tx_hash = forms.CharField(
+        label=_("Transaction hash (optional)"),
+        required=False,
+        max_length=66,
+        strip=True,
+        validators=[RegexValidator(r"^0x[0-9a-fA-F]{64}\Z", TX_HASH_MESSAGE, code="invalid")],
+        error_messages={"max_length": TX_HASH_MESSAGE},
+        widget=forms.TextInput(
+            attrs={"placeholder": "0x…", "autocomplete": "off", "spellcheck": "false"}
+        ),
+    )
+
+    def clean_tx_hash(self) -> str:
+        return self.cleaned_data["tx_hash"].lower()
