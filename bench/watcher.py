@@ -111,7 +111,7 @@ def main() -> None:
                 block = last + 1
 
         bare_times, scan_times = [], []
-        for _ in range(3):
+        for _ in range(5):  # alternating, median of each: the two share the machine's noise
             t0 = time.perf_counter()
             bare()
             bare_times.append(time.perf_counter() - t0)
@@ -132,17 +132,41 @@ def main() -> None:
             watcher.confirm_transfers = lambda **kwargs: (0, 0)  # reading only, as the bare calls
             try:
                 t0 = time.perf_counter()
-                report = watcher.scan_network(network_key="local")
+                if os.environ.get("BENCH_PROFILE"):
+                    import cProfile
+                    import pstats
+
+                    profiler = cProfile.Profile()
+                    report = profiler.runcall(watcher.scan_network, network_key="local")
+                    pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+                else:
+                    report = watcher.scan_network(network_key="local")
                 scan_times.append(time.perf_counter() - t0)
             finally:
                 watcher.confirm_transfers = saved
             assert report.stored == WATCHED, report
-        # The N-th confirmation to "confirmed": one scan after the block that brings it.
+        # Confirming the 500 at once (a backlog after downtime).
         w3.provider.make_request("anvil_mine", [hex(network.confirmations)])
         t0 = time.perf_counter()
         confirmed, _ = watcher.confirm_transfers(network_key="local")
-        confirm_time = time.perf_counter() - t0
+        backlog_time = time.perf_counter() - t0
         assert confirmed == WATCHED, confirmed
+        # The usual case: one payment, its N-th confirmation, the next scan.
+        w3.provider.make_request("evm_setAutomine", [True])
+        single = payment_create_top_up(
+            customer=customer,
+            amount_usd=Decimal("10.00"),
+            network_key="local",
+            asset_symbol="tUSDC",
+        )
+        watcher.scan_network(network_key="local")
+        local.transfer(w3, token, local.PAYER_KEY, single.deposit_address.address, 10_000_000)
+        w3.provider.make_request("anvil_mine", [hex(network.confirmations)])
+        t0 = time.perf_counter()
+        watcher.scan_network(network_key="local")
+        confirm_time = time.perf_counter() - t0
+        single.refresh_from_db()
+        assert single.status == PaymentStatus.CONFIRMED, single.status
     finally:
         teardown_databases(old_config, verbosity=0)
         teardown_test_environment()
@@ -154,11 +178,16 @@ def main() -> None:
     print(f"  bare eth_getLogs        {bare_time * 1000:8.1f} ms")
     ratio = scan_time / bare_time
     print(f"  watcher scan            {scan_time * 1000:8.1f} ms   {ratio:5.2f}x (target <= 1.5x)")
-    print("  N-th confirmation -> confirmed: one scan after the block, at most one interval away")
+    # The page shows "confirmed" after the first scan that starts once the N-th block exists:
+    # on average half an interval later, at worst a whole one, plus that scan's own time.
+    mean_delay = interval / 2 + confirm_time
+    print(f"  scan that confirms one payment {confirm_time * 1000:8.1f} ms")
     print(
-        f"  confirm pass ({WATCHED} transfers) {confirm_time * 1000:8.1f} ms   "
-        f"{confirm_time / interval:5.2f} of the {interval} s interval (target < 1)"
+        f"  N-th confirmation -> confirmed: mean {mean_delay:5.2f} s = "
+        f"{mean_delay / interval:4.2f} of the {interval} s scan interval (target < 1); "
+        f"worst {interval + confirm_time:5.2f} s"
     )
+    print(f"  backlog: confirming {WATCHED} transfers at once {backlog_time:6.1f} s")
 
 
 if __name__ == "__main__":

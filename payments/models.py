@@ -12,6 +12,7 @@ deletes (migration 0002); corrections are reversing transactions.
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from django.utils.translation import gettext_lazy as _
 
 AMOUNT = {"max_digits": 14, "decimal_places": 2}
@@ -225,6 +226,8 @@ class DepositAddress(models.Model):
     class Meta:
         verbose_name = _("deposit address")
         verbose_name_plural = _("deposit addresses")
+        # The watcher matches the lower-case addresses of Transfer logs against this.
+        indexes = [models.Index(Lower("address"), name="depositaddress_lower")]
 
     def __str__(self) -> str:
         return self.address

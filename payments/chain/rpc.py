@@ -33,7 +33,7 @@ class TransferLog:
     log_index: int
     block_number: int
     block_hash: str
-    token_address: str
+    token_address: str  # addresses here are lower-case
     from_address: str
     to_address: str
     amount_units: int
@@ -41,9 +41,10 @@ class TransferLog:
 
 
 def _topic_address(topic) -> str:
+    """The address in an indexed topic, lower-case (checksumming every log is costly; the
+    watcher checksums only the logs that turn out to be ours)."""
     raw = topic.hex() if hasattr(topic, "hex") else str(topic)
-    raw = raw.removeprefix("0x")
-    return Web3.to_checksum_address("0x" + raw[-40:])
+    return "0x" + raw.removeprefix("0x")[-40:].lower()
 
 
 def _hex(value) -> str:
@@ -122,7 +123,7 @@ class ChainClient:
         return [
             self._parse(log)
             for log in receipt["logs"]
-            if log["address"].lower() in tokens
+            if str(log["address"]).lower() in tokens
             and len(log["topics"]) == 3
             and _hex(log["topics"][0]).lower() == TRANSFER_TOPIC
         ]
@@ -135,7 +136,7 @@ class ChainClient:
             log_index=int(log["logIndex"]),
             block_number=int(log["blockNumber"]),
             block_hash=_hex(log["blockHash"]).lower(),
-            token_address=Web3.to_checksum_address(log["address"]),
+            token_address=str(log["address"]).lower(),
             from_address=_topic_address(log["topics"][1]),
             to_address=_topic_address(log["topics"][2]),
             amount_units=int(data, 16) if data not in ("0x", "") else 0,

@@ -12,10 +12,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_DOWN, Decimal
+from functools import lru_cache
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Case, F, OuterRef, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce, Lower
 from django.utils import timezone
+from web3 import Web3
 
 from rental import services as rental_services
 from rental.models import OrderStatus
@@ -131,11 +134,7 @@ def scan_network(*, network_key: str) -> ScanReport:
         if start <= end:
             logs = _read_logs(client, start, end)
             end_hash, _ = client.block(end)
-            ours = set(
-                DepositAddress.objects.filter(
-                    address__in={log.to_address for log in logs}
-                ).values_list("address", flat=True)
-            )
+            ours = _our_addresses({log.to_address for log in logs})
             logs = [log for log in logs if log.to_address in ours]
             missing = {log.block_number for log in logs if log.block_timestamp is None}
             blocks = client.blocks(missing) if missing else {}
@@ -143,12 +142,8 @@ def scan_network(*, network_key: str) -> ScanReport:
             locked = ChainCursor.objects.select_for_update().get(network=network_key)
             if locked.lease_token != token:
                 return report  # our lease ran out and another scan took over
-            for log in logs:
-                timestamp = log.block_timestamp or blocks[log.block_number][1]
-                stored = _store(network, log, timestamp)
-                if stored is not None:
-                    report.stored += 1
-                    report.payments.add(stored)
+            stamped = [(log, log.block_timestamp or blocks[log.block_number][1]) for log in logs]
+            report.payments, report.stored = _store_many(network, stamped)
             if start <= end:
                 locked.next_block = end + 1
                 locked.last_block_hash = end_hash
@@ -167,58 +162,142 @@ def scan_network(*, network_key: str) -> ScanReport:
     return report
 
 
-def _store(network: Network, log: TransferLog, timestamp: int) -> int | None:
-    """Store one log (inside the scan's transaction); return the payment id it concerns."""
-    address = DepositAddress.objects.select_related("payment").get(address=log.to_address)
-    payment = getattr(address, "payment", None)
-    block_time = datetime.fromtimestamp(timestamp, tz=UTC)
-    transfer, created = ChainTransfer.objects.get_or_create(
-        chain_id=network.chain_id,
-        tx_hash=log.tx_hash,
-        log_index=log.log_index,
-        defaults={
-            "network": network.key,
-            "block_number": log.block_number,
-            "block_hash": log.block_hash,
-            "block_timestamp": block_time,
-            "token_address": log.token_address,
-            "from_address": log.from_address,
-            "to_address": log.to_address,
-            "amount_units": log.amount_units,
-            "payment": payment,
-        },
-    )
-    if created:
-        if payment is not None:
-            _seen(payment.pk, transfer)
-            return payment.pk
-        return None
-    if transfer.status == TransferStatus.CONFIRMED or transfer.block_hash == log.block_hash:
-        return None  # the same log read twice
-    # Re-included after a reorganisation, possibly in another block.
-    transfer.block_number, transfer.block_hash = log.block_number, log.block_hash
-    transfer.block_timestamp, transfer.status = block_time, TransferStatus.SEEN
-    transfer.save(update_fields=["block_number", "block_hash", "block_timestamp", "status"])
-    if transfer.payment_id:
-        _seen(transfer.payment_id, transfer)
-    return transfer.payment_id
+@lru_cache(maxsize=8192)
+def _checksum(address: str) -> str:
+    return Web3.to_checksum_address(address)
 
 
-def _seen(payment_id: int, transfer: ChainTransfer) -> None:
-    payment = CryptoPayment.objects.select_for_update(of=("self",)).get(pk=payment_id)
-    transfer.late = transfer.block_timestamp > payment.expires_at
-    transfer.save(update_fields=["late"])
-    _recount(payment)
-    if payment.status == PaymentStatus.AWAITING:
-        payment.status = PaymentStatus.DETECTED
-    payment.save(update_fields=["status", "seen_units", "received_units", "updated_at"])
-    _event(
-        payment,
-        "seen",
-        tx_hash=transfer.tx_hash,
-        block=transfer.block_number,
-        units=str(transfer.amount_units),
+def _our_addresses(candidates: set[str]) -> set[str]:
+    """Which of these lower-case addresses are our deposit addresses (an index on lower())."""
+    if not candidates:
+        return set()
+    return set(
+        DepositAddress.objects.annotate(lower=Lower("address"))
+        .filter(lower__in=candidates)
+        .values_list("lower", flat=True)
     )
+
+
+def _store_many(network: Network, logs: list[tuple[TransferLog, int]]) -> tuple[set[int], int]:
+    """Store logs (inside the caller's transaction) with a fixed number of queries; return the
+    ids of the payments they concern. A log read twice is stored once; a log seen again in
+    another block (re-included after a reorganisation) moves to that block."""
+    if not logs:
+        return set(), 0
+    payments = {
+        address.lower(): (payment_id, expires_at, address)
+        for address, payment_id, expires_at in CryptoPayment.objects.annotate(
+            lower=Lower("deposit_address__address")
+        )
+        .filter(lower__in={log.to_address for log, _ in logs})
+        .values_list("deposit_address__address", "pk", "expires_at")
+    }
+    existing = {
+        (row.tx_hash, row.log_index): row
+        for row in ChainTransfer.objects.filter(
+            chain_id=network.chain_id, tx_hash__in={log.tx_hash for log, _ in logs}
+        )
+    }
+    new, moved, touched = [], [], set()
+    for log, timestamp in logs:
+        block_time = datetime.fromtimestamp(timestamp, tz=UTC)
+        payment_id, expires_at, to_address = payments.get(log.to_address, (None, None, None))
+        row = existing.get((log.tx_hash, log.log_index))
+        if row is None:
+            new.append(
+                ChainTransfer(
+                    network=network.key,
+                    chain_id=network.chain_id,
+                    tx_hash=log.tx_hash,
+                    log_index=log.log_index,
+                    block_number=log.block_number,
+                    block_hash=log.block_hash,
+                    block_timestamp=block_time,
+                    token_address=_checksum(log.token_address),
+                    from_address=_checksum(log.from_address),
+                    to_address=to_address or _checksum(log.to_address),
+                    amount_units=log.amount_units,
+                    payment_id=payment_id,
+                    late=expires_at is not None and block_time > expires_at,
+                )
+            )
+        elif row.status != TransferStatus.CONFIRMED and row.block_hash != log.block_hash:
+            row.block_number, row.block_hash, row.block_timestamp = (
+                log.block_number,
+                log.block_hash,
+                block_time,
+            )
+            row.status = TransferStatus.SEEN
+            row.late = expires_at is not None and block_time > expires_at
+            moved.append(row)
+        else:
+            continue
+        if payment_id:
+            touched.add(payment_id)
+    ChainTransfer.objects.bulk_create(new, ignore_conflicts=True)
+    if moved:
+        ChainTransfer.objects.bulk_update(
+            moved, ["block_number", "block_hash", "block_timestamp", "status", "late"]
+        )
+    if touched:
+        _seen_many(touched, new + moved)
+    return touched, len(new) + len(moved)
+
+
+def _seen_many(payment_ids: set[int], transfers: list[ChainTransfer]) -> None:
+    """Lock the payments (pk order), recount them in one UPDATE, record the events."""
+    list(
+        CryptoPayment.objects.select_for_update(of=("self",))
+        .filter(pk__in=payment_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    CryptoPayment.objects.filter(pk__in=payment_ids).update(
+        seen_units=_units_of(TransferStatus.SEEN),
+        received_units=_units_of(TransferStatus.CONFIRMED),
+        status=Case(
+            When(status=PaymentStatus.AWAITING, then=Value(PaymentStatus.DETECTED)),
+            default=F("status"),
+        ),
+        updated_at=timezone.now(),
+    )
+    PaymentEvent.objects.bulk_create(
+        PaymentEvent(
+            payment_id=transfer.payment_id,
+            kind="seen",
+            data={
+                "tx_hash": transfer.tx_hash,
+                "block": transfer.block_number,
+                "units": str(transfer.amount_units),
+            },
+        )
+        for transfer in transfers
+        if transfer.payment_id
+    )
+
+
+def _units_of(status: str):
+    """Sum of the payment's counted transfers in `status` (a correlated subquery)."""
+    total = (
+        ChainTransfer.objects.filter(payment=OuterRef("pk"), status=status, review_state="")
+        .order_by()
+        .values("payment")
+        .annotate(units=Sum("amount_units"))
+        .values("units")
+    )
+    return Coalesce(Subquery(total), Value(Decimal(0)))
+
+
+def _recount_many(payments: list[CryptoPayment]) -> None:
+    totals: dict[tuple[int, str], int] = {
+        (row["payment_id"], row["status"]): row["units"] or 0
+        for row in ChainTransfer.objects.filter(payment__in=payments, review_state="")
+        .values("payment_id", "status")
+        .annotate(units=Sum("amount_units"))
+    }
+    for payment in payments:
+        payment.seen_units = totals.get((payment.pk, TransferStatus.SEEN), 0)
+        payment.received_units = totals.get((payment.pk, TransferStatus.CONFIRMED), 0)
 
 
 def _recount(payment: CryptoPayment) -> None:
@@ -480,7 +559,7 @@ def payment_check(*, payment_id: int) -> ScanReport:
     client = ChainClient(network)
     report = ScanReport(network=network.key)
     head = client.head()
-    address = payment.deposit_address.address
+    address = payment.deposit_address.address.lower()
     if payment.declared_tx_hash:
         logs = [
             log
@@ -497,12 +576,14 @@ def payment_check(*, payment_id: int) -> ScanReport:
             logs += client.transfer_logs(from_block=block, to_block=last, to_address=address)
             block = last + 1
     blocks = client.blocks({log.block_number for log in logs})
+    # A block that is gone already is left to the scan, which will find the new one.
+    current = [
+        (log, blocks[log.block_number][1])
+        for log in logs
+        if blocks[log.block_number][0] == log.block_hash
+    ]
     with transaction.atomic():
-        for log in logs:
-            if blocks[log.block_number][0] != log.block_hash:
-                continue  # that block is gone already; the scan will find the new one
-            if _store(network, log, blocks[log.block_number][1]) is not None:
-                report.stored += 1
+        report.payments, report.stored = _store_many(network, current)
     report.confirmed, report.reorged = confirm_transfers(
         network_key=network.key, client=client, head=head
     )
