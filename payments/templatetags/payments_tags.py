@@ -57,3 +57,11 @@ def token_amount(units, decimals) -> str:
 @register.filter
 def network_name(key: str) -> str:
     return crypto.network_name(key)
+
+
+@register.inclusion_tag("payments/_order_payments.html")
+def order_payments(order):
+    """Links to the order's stablecoin payments (for an order under review, say)."""
+    from ..models import CryptoPayment
+
+    return {"payments": list(CryptoPayment.objects.filter(order=order).order_by("-created_at"))}

@@ -4,6 +4,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from celery.exceptions import Retry
 from django.db.models import Sum
 
 from payments.chain.rpc import RpcError
@@ -338,3 +339,33 @@ def test_received_totals_match_the_chain(chain, order_payment, pay, scan):
     assert system_account(LedgerAccountKind.UNALLOCATED).balance == Decimal("1.23")
     assert reload(payment).status == PaymentStatus.DETECTED
     assert scan_network(network_key="local").stored == 0
+
+
+def test_the_scan_task_schedules_a_retry_with_backoff_and_changes_nothing(
+    chain, order_payment, pay, dead_rpc_url, settings
+):
+    from payments import tasks
+
+    payment = order_payment()
+    pay(payment)
+    before = ChainCursor.objects.get(network="local")
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": dead_rpc_url}
+    calls = []
+    original = tasks.watcher.scan_network
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return original(**kwargs)
+
+    tasks.watcher.scan_network = counting
+    try:
+        with pytest.raises(Retry) as retry:
+            tasks.scan_network.delay("local")
+    finally:
+        tasks.watcher.scan_network = original
+    assert len(calls) == 1
+    assert isinstance(retry.value.exc, RpcError)
+    assert retry.value.when > 0  # a countdown: exponential backoff, not an immediate loop
+    after = ChainCursor.objects.get(network="local")
+    assert (after.next_block, after.lease_token) == (before.next_block, "")
+    assert reload(payment).status == PaymentStatus.AWAITING
