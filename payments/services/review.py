@@ -20,12 +20,11 @@ from ..models import (
     LedgerAccountKind,
     PaymentEvent,
     PaymentStatus,
-    TransactionKind,
     TransferReview,
     TransferStatus,
 )
-from .ledger import customer_account, ledger_post, lock_accounts, system_account
-from .watcher import _received_usd, _usd, allocate_to_purpose
+from .ledger import customer_account, lock_accounts, system_account
+from .watcher import _received_usd, _usd, allocate_to_purpose, credit_received_to_balance
 
 
 class NotInReview(PaymentError):
@@ -107,16 +106,12 @@ def payment_credit_balance(*, payment_id: int, actor: User, reason: str) -> Cryp
         if received <= 0:
             raise NothingReceived()
         _lock_money(payment)
-        ledger_post(
-            kind=TransactionKind.TOP_UP,
-            lines=[
-                (system_account(LedgerAccountKind.UNALLOCATED), -received),
-                (customer_account(payment.customer), received),
-            ],
+        credit_received_to_balance(
+            payment,
+            amount=received,
             memo=f"Payment {payment.reference} credited to the balance: {reason}",
             idempotency_key=f"review-credit:{payment.pk}",
             actor=actor,
-            payment=payment,
         )
         if payment.order_id and payment.order.status == OrderStatus.PAYMENT_REVIEW:
             rental_services.order_set_status(
@@ -169,16 +164,12 @@ def transfer_credit_balance(*, transfer_id: int, actor: User, reason: str) -> Ch
         amount: Decimal = _usd(transfer.amount_units, payment.decimals)
         if amount > 0:
             _lock_money(payment)
-            ledger_post(
-                kind=TransactionKind.TOP_UP,
-                lines=[
-                    (system_account(LedgerAccountKind.UNALLOCATED), -amount),
-                    (customer_account(payment.customer), amount),
-                ],
+            credit_received_to_balance(
+                payment,
+                amount=amount,
                 memo=f"Transfer {transfer.tx_hash} credited to the balance: {reason}",
                 idempotency_key=f"transfer-credit:{transfer.pk}",
                 actor=actor,
-                payment=payment,
             )
         transfer.review_state = TransferReview.CREDITED
         transfer.save(update_fields=["review_state"])

@@ -501,6 +501,23 @@ def _to_review(payment: CryptoPayment, reason: str) -> None:
             )
 
 
+def credit_received_to_balance(
+    payment: CryptoPayment, *, amount: Decimal, memo: str, idempotency_key: str, actor
+) -> None:
+    """Move received money from the receipts awaiting allocation to the customer's balance."""
+    ledger_post(
+        kind=TransactionKind.TOP_UP,
+        lines=[
+            (system_account(LedgerAccountKind.UNALLOCATED), -amount),
+            (customer_account(payment.customer), amount),
+        ],
+        memo=memo,
+        idempotency_key=idempotency_key,
+        actor=actor,
+        payment=payment,
+    )
+
+
 def allocate_to_purpose(payment: CryptoPayment, *, actor, reason: str) -> None:
     """Move what the payment received out of the receipts awaiting allocation: to revenue for
     the order (the surplus to the customer's balance), or all of it to the balance for a
@@ -511,13 +528,12 @@ def allocate_to_purpose(payment: CryptoPayment, *, actor, reason: str) -> None:
     unallocated = system_account(LedgerAccountKind.UNALLOCATED)
     lock_accounts([balance, revenue, unallocated])
     if payment.purpose == PaymentPurpose.TOP_UP:
-        ledger_post(
-            kind=TransactionKind.TOP_UP,
-            lines=[(unallocated, -received), (balance, received)],
+        credit_received_to_balance(
+            payment,
+            amount=received,
             memo=f"Top-up {payment.reference}: {payment.asset} on {payment.network}",
             idempotency_key=f"top-up:{payment.pk}",
             actor=actor,
-            payment=payment,
         )
         return
     order = payment.order
