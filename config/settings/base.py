@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "accounts.middleware.HtmxLoginRedirectMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
 

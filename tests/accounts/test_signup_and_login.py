@@ -164,3 +164,12 @@ def test_email_is_unique_whatever_the_case(make_customer):
     make_customer(email="same@example.com")
     with pytest.raises(ValidationError):
         make_customer(email="SAME@example.com")
+
+
+def test_an_htmx_poll_after_the_session_ended_loads_the_login_page_whole(client, catalogue):
+    # Any login-protected URL polled by htmx: the order list stands in for a payment's status.
+    response = client.get(reverse("rental:order_list"), headers={"HX-Request": "true"})
+    assert response.status_code == 204
+    assert response["HX-Redirect"].startswith(reverse("account_login"))
+    # A normal browser request still gets the plain redirect.
+    assert client.get(reverse("rental:order_list")).status_code == 302
