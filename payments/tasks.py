@@ -37,8 +37,9 @@ def scan_all_networks() -> list[str]:
 @shared_task(
     acks_late=True,
     autoretry_for=(RpcError,),
-    retry_backoff=2,
+    retry_backoff=2,  # 2, 4, 8, 16, 32 s: one scan task per network, no herd to spread
     retry_backoff_max=60,
+    retry_jitter=False,
     max_retries=5,
 )
 def scan_network(network_key: str) -> dict:
@@ -51,6 +52,7 @@ def scan_network(network_key: str) -> dict:
     autoretry_for=(RpcError,),
     retry_backoff=2,
     retry_backoff_max=120,
+    retry_jitter=False,
     max_retries=8,
 )
 def payment_check(payment_id: int) -> int:
