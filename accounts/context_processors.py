@@ -1,22 +1,10 @@
+from .roles import FINANCE, OPERATORS, has_role
+
+
 def staff_roles(request) -> dict:
-    """Which staff consoles the navigation offers.
-
-    Lazy: nothing is read (not even the session) unless a template asks, and the user's
-    groups are read at most once per request.
-    """
-
-    def groups() -> set[str]:
-        user = request.user
-        if not user.is_authenticated:
-            return set()
-        if not hasattr(user, "_staff_group_names"):
-            user._staff_group_names = set(user.groups.values_list("name", flat=True))
-        return user._staff_group_names
-
-    def has_role(name: str) -> bool:
-        return request.user.is_authenticated and (request.user.is_superuser or name in groups())
-
+    """Which staff consoles the navigation offers. Lazy: nothing is read (not even the
+    session) unless a template asks."""
     return {
-        "is_finance": lambda: has_role("finance"),
-        "is_operator": lambda: has_role("operators"),
+        "is_finance": lambda: has_role(request.user, FINANCE),
+        "is_operator": lambda: has_role(request.user, OPERATORS),
     }

@@ -12,7 +12,6 @@ from decimal import Decimal
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Sum
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import User
 from rental.models import OrderStatus
 from rental.money import usd
 
@@ -25,16 +24,6 @@ from ..models import (
     TransactionKind,
 )
 from ..services.reconciliation import Check
-
-FINANCE_GROUP = "finance"
-
-
-def user_is_finance(user: User) -> bool:
-    """Members of the "finance" group, and superusers (one query at most)."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_superuser or user.groups.filter(name=FINANCE_GROUP).exists()
-
 
 # Balances
 

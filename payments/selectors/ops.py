@@ -11,8 +11,6 @@ from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import User
-
 from ..models import (
     ChainTransfer,
     CryptoPayment,
@@ -22,7 +20,6 @@ from ..models import (
 )
 from .crypto import network_name
 
-OPERATORS_GROUP = "operators"
 RECENTLY_CONFIRMED = 20
 
 # What each kind of PaymentEvent means, for the payment's history.
@@ -43,13 +40,6 @@ EVENT_LABELS = {
     "transfer_credited": _("Transfer credited to the balance"),
     "transfer_invalid": _("Transfer marked invalid"),
 }
-
-
-def user_is_operator(user: User) -> bool:
-    """Members of the "operators" group, and superusers (one query at most)."""
-    if not user.is_authenticated or not user.is_active:
-        return False
-    return user.is_superuser or user.groups.filter(name=OPERATORS_GROUP).exists()
 
 
 def _payments() -> QuerySet[CryptoPayment]:

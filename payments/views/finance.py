@@ -3,18 +3,17 @@
 For members of the "finance" group (and superusers) only: see `finance_required`.
 """
 
-from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
+
+from accounts.roles import FINANCE, role_required
 
 from ..csv_export import csv_download, text_cell
 from ..exceptions import InsufficientBalance, PaymentError
@@ -29,7 +28,6 @@ from ..selectors.finance import (
     reconciliation_run_get,
     reconciliation_run_last,
     reconciliation_runs_recent,
-    user_is_finance,
 )
 from ..services.balance import balance_adjust
 from ..services.reconciliation import reconciliation_run
@@ -39,19 +37,7 @@ JOURNAL_PER_PAGE = 50
 CSV_CHUNK_SIZE = 1000
 
 
-def finance_required(view):
-    """Finance members and superusers pass; anyone else logged in gets 403 and anonymous
-    visitors go to the login page, coming back here afterwards."""
-
-    @wraps(view)
-    def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not user_is_finance(request.user):
-            raise PermissionDenied("finance group only")
-        return view(request, *args, **kwargs)
-
-    return guarded
+finance_required = role_required(FINANCE)
 
 
 @finance_required

@@ -6,11 +6,8 @@ the payment's state does not allow.
 """
 
 from collections.abc import Callable
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,26 +16,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.roles import OPERATORS, role_required
+
 from ..exceptions import PaymentError
 from ..forms_ops import ReviewActionForm
 from ..models import ChainTransfer, CryptoPayment
-from ..selectors.ops import ops_payment, ops_queue, ops_transfer, user_is_operator
+from ..selectors.ops import ops_payment, ops_queue, ops_transfer
 from ..services import review
 
-
-def operator_required(view):
-    """Operators and superusers pass; anyone else logged in gets 403 and anonymous visitors
-    go to the login page, coming back here afterwards."""
-
-    @wraps(view)
-    def guarded(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not user_is_operator(request.user):
-            raise PermissionDenied("operators group only")
-        return view(request, *args, **kwargs)
-
-    return guarded
+operator_required = role_required(OPERATORS)
 
 
 # action in the URL → (service, button label, message once done)

@@ -1,5 +1,3 @@
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -14,6 +12,7 @@ from payments.services.balance import balance_adjust, balance_pay_order
 from payments.services.ledger import customer_account, system_account
 from rental.models import GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange
 from rental.services import order_cancel_by_customer
+from tests.concurrency import run_concurrently
 
 
 def pay_url(order):
@@ -145,24 +144,6 @@ def test_ten_sequential_replays_make_one_debit_and_show_the_same_paid_order(
     assert LedgerTransaction.objects.filter(kind=TransactionKind.ORDER_PAYMENT).count() == 1
     assert customer_account(customer).balance == Decimal("553.12")
     assert len(mail.outbox) == 1
-
-
-def run_concurrently(work, count, workers=40):
-    """`count` calls of work(i), up to `workers` at once, each on its own database connection."""
-    start = threading.Barrier(min(count, workers))
-
-    def call(index):
-        try:
-            if index < workers:
-                start.wait(timeout=30)
-            return work(index)
-        except Exception as exc:  # noqa: BLE001 - every outcome is inspected
-            return exc
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(call, range(count)))
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,37 +1,14 @@
 """Parallel orders on separate PostgreSQL connections never oversell."""
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from rental.exceptions import InsufficientStock
 from rental.models import GpuModel, Order, OrderStatus
 from rental.services import Configuration, order_cancel_by_customer, order_create
+from tests.concurrency import run_concurrently
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def run_in_parallel(worker, count):
-    """Start `count` threads (each with its own database connection) at the same instant."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(index):
-        try:
-            barrier.wait(timeout=30)
-            results[index] = worker(index)
-        except Exception as exc:  # noqa: BLE001 - the test inspects every outcome
-            results[index] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def test_parallel_orders_never_oversell(catalogue, make_customer):
@@ -48,7 +25,7 @@ def test_parallel_orders_never_oversell(catalogue, make_customer):
             ),
         )
 
-    results = run_in_parallel(order_two_lots, 12)
+    results = run_concurrently(order_two_lots, 12)
 
     placed = [r for r in results if isinstance(r, Order)]
     refused = [r for r in results if isinstance(r, InsufficientStock)]
@@ -78,7 +55,7 @@ def test_parallel_orders_and_cancellations_keep_the_stock_exact(
             ),
         )
 
-    results = run_in_parallel(work, 10)
+    results = run_concurrently(work, 10)
 
     assert not [
         r for r in results if isinstance(r, Exception) and not isinstance(r, InsufficientStock)

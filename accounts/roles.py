@@ -1,0 +1,40 @@
+"""Staff roles are Django groups; one place answers "may this user do that"."""
+
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+
+FINANCE = "finance"
+OPERATORS = "operators"
+STAFF_GROUPS = (OPERATORS, FINANCE)
+
+
+def has_role(user, group: str) -> bool:
+    """Active members of `group`, and superusers. The user's group names are read once per
+    user object, so the navigation and a view's guard share one query."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    if not hasattr(user, "_group_names"):
+        user._group_names = frozenset(user.groups.values_list("name", flat=True))
+    return group in user._group_names
+
+
+def role_required(group: str):
+    """A view decorator: members pass; anyone else logged in gets 403 and anonymous visitors
+    go to the login page, coming back here afterwards."""
+
+    def decorate(view):
+        @wraps(view)
+        def guarded(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path())
+            if not has_role(request.user, group):
+                raise PermissionDenied(f"{group} group only")
+            return view(request, *args, **kwargs)
+
+        return guarded
+
+    return decorate

@@ -1,0 +1,65 @@
+"""Creating payments from parallel connections: addresses are never reused, and a double
+submission for one order opens one payment."""
+
+from decimal import Decimal
+
+import pytest
+from django.conf import settings as django_settings
+
+from payments.addresses import derive_address
+from payments.models import CryptoPayment, DepositAddress
+from payments.services.crypto import payment_create_for_order, payment_create_top_up
+from tests.concurrency import run_concurrently
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def local_network(settings):
+    # Creating a payment makes no RPC call: the network only needs to be configured.
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": "http://127.0.0.1:9"}
+    settings.LOCAL_TOKEN_ADDRESS = "0x" + "11" * 20
+
+
+def test_parallel_payments_get_distinct_consecutive_derivation_indexes(
+    local_network, make_customer
+):
+    customers = [make_customer() for _ in range(30)]
+
+    results = run_concurrently(
+        lambda i: payment_create_top_up(
+            customer=customers[i],
+            amount_usd=Decimal("25.00"),
+            network_key="local",
+            asset_symbol="tUSDC",
+        ),
+        30,
+        workers=15,
+    )
+
+    assert [r for r in results if isinstance(r, Exception)] == []
+    indexes = sorted(DepositAddress.objects.values_list("derivation_index", flat=True))
+    assert indexes == list(range(30))
+    for address in DepositAddress.objects.all():
+        assert address.address == derive_address(
+            xpub=django_settings.PAYMENT_XPUB, index=address.derivation_index
+        )
+
+
+def test_a_double_submission_for_one_order_opens_one_payment(
+    local_network, customer, catalogue, place_order
+):
+    order = place_order(customer, catalogue["h100"])
+
+    results = run_concurrently(
+        lambda _: payment_create_for_order(
+            order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+        ),
+        8,
+        workers=8,
+    )
+
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert len({payment.pk for payment in results}) == 1
+    assert CryptoPayment.objects.filter(order=order).count() == 1
+    assert DepositAddress.objects.count() == 1
