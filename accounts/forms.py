@@ -2,6 +2,8 @@ from allauth.account.forms import SignupForm as AllauthSignupForm
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from .ssh_keys import SshPublicKey, parse_ssh_public_key
+
 
 class SignupForm(AllauthSignupForm):
     """First name, last name, email and password: nothing else is ever asked (no KYC)."""
@@ -30,3 +32,35 @@ class SignupForm(AllauthSignupForm):
         if not value:
             raise forms.ValidationError(_("This field is required."), code="required")
         return value
+
+
+class SshKeyForm(forms.Form):
+    """One SSH public key; cleaned into an SshPublicKey, or None when left empty (if allowed)."""
+
+    ssh_public_key = forms.CharField(
+        label=_("SSH public key"),
+        strip=True,
+        error_messages={"required": _("Paste your SSH public key.")},
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "spellcheck": "false",
+                "autocomplete": "off",
+                "autocapitalize": "off",
+            }
+        ),
+        help_text=_(
+            "Paste the content of your .pub file, for example ~/.ssh/id_ed25519.pub. "
+            "No key yet? Make one with: ssh-keygen -t ed25519"
+        ),
+    )
+
+    def __init__(self, *args, required: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ssh_public_key"].required = required
+
+    def clean_ssh_public_key(self) -> SshPublicKey | None:
+        text = self.cleaned_data["ssh_public_key"]
+        if not text:
+            return None
+        return parse_ssh_public_key(text)

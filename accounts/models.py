@@ -4,6 +4,8 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils.translation import gettext_lazy as _
 
+from .ssh_keys import validate_ssh_public_key
+
 
 class UserManager(BaseUserManager):
     """Users log in with their email; there is no username."""
@@ -43,6 +45,12 @@ class User(AbstractUser):
         choices=settings.LANGUAGES,
         default="en",
         help_text=_("Emails are written in this language."),
+    )
+    ssh_public_key = models.TextField(
+        _("SSH public key"),
+        blank=True,
+        validators=[validate_ssh_public_key],
+        help_text=_("One OpenSSH public key line; new orders use it to give you access."),
     )
 
     USERNAME_FIELD = "email"

@@ -6,4 +6,5 @@ app_name = "accounts"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("ssh-key/", views.ssh_key, name="ssh_key"),
 ]

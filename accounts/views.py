@@ -1,15 +1,50 @@
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django.views.i18n import set_language as django_set_language
 
 from . import services
+from .forms import SshKeyForm
+from .ssh_keys import SshPublicKey, parse_ssh_public_key
 
 
 @login_required
 def overview(request: HttpRequest) -> HttpResponse:
-    return render(request, "account/overview.html")
+    form = SshKeyForm(required=False, initial={"ssh_public_key": request.user.ssh_public_key})
+    return _render_overview(request, form)
+
+
+@login_required
+@require_POST
+def ssh_key(request: HttpRequest) -> HttpResponse:
+    """Save, replace or (when emptied) remove the customer's SSH public key."""
+    form = SshKeyForm(request.POST, required=False)
+    if not form.is_valid():
+        return _render_overview(request, form, status=400)
+    key = form.cleaned_data["ssh_public_key"]
+    services.user_set_ssh_key(user=request.user, text=key.line if key else "")
+    if key:
+        messages.success(request, _("Your SSH key is saved."))
+    else:
+        messages.success(request, _("Your saved SSH key is removed."))
+    return redirect("accounts:overview")
+
+
+def _render_overview(request: HttpRequest, form: SshKeyForm, status: int = 200) -> HttpResponse:
+    context = {"ssh_key_form": form, "saved_key": _saved_key(request.user.ssh_public_key)}
+    return render(request, "account/overview.html", context, status=status)
+
+
+def _saved_key(line: str) -> SshPublicKey | None:
+    # A saved key that stricter checks now refuse shows as none; the form still holds its text.
+    try:
+        return parse_ssh_public_key(line) if line else None
+    except ValidationError:
+        return None
 
 
 @require_POST

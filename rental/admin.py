@@ -1,10 +1,6 @@
-from django import forms
-from django.contrib import admin, messages
-from django.utils.translation import gettext_lazy as _
+from django.contrib import admin
 
-from . import services
-from .exceptions import RentalError
-from .models import GpuModel, LotPrice, Order, OrderStatusChange
+from .models import CardAllocation, GpuModel, Host, LotPrice, Order, OrderEmail, OrderStatusChange
 
 
 class LotPriceInline(admin.TabularInline):
@@ -13,56 +9,23 @@ class LotPriceInline(admin.TabularInline):
     max_num = 3
 
 
-class GpuModelAdminForm(forms.ModelForm):
-    stock_change = forms.IntegerField(
-        label=_("Change stock by"),
-        required=False,
-        help_text=_("Lots to add (positive) or remove (negative). Stock never goes below zero."),
-    )
-
-    class Meta:
-        model = GpuModel
-        fields = (
-            "slug",
-            "name",
-            "vendor",
-            "compute_platform",
-            "memory_gb_per_card",
-            "cards_per_lot",
-            "description",
-            "active",
-            "display_order",
-        )
-
-
 @admin.register(GpuModel)
 class GpuModelAdmin(admin.ModelAdmin):
     """Operators edit the catalogue here. Prices changed here never touch existing orders:
-    each order keeps the snapshot it was confirmed with."""
+    each order keeps the snapshot it was confirmed with. Stock comes from the hosts in
+    /ops/hosts/."""
 
-    form = GpuModelAdminForm
     list_display = (
         "name",
         "vendor",
         "compute_platform",
         "memory_gb_per_card",
         "cards_per_lot",
-        "lots_in_stock",
         "active",
     )
     list_filter = ("active", "compute_platform", "vendor")
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("lots_in_stock",)
     inlines = (LotPriceInline,)
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        delta = form.cleaned_data.get("stock_change")
-        if delta:
-            try:
-                services.stock_adjust(gpu_model_id=obj.pk, delta=delta)
-            except RentalError as exc:
-                self.message_user(request, exc.message, level=messages.ERROR)
 
 
 class OrderStatusChangeInline(admin.TabularInline):
@@ -96,6 +59,55 @@ class OrderAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in Order._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Host)
+class HostAdmin(admin.ModelAdmin):
+    """Raw data; operators manage hosts in /ops/hosts/, which guards the cards in use."""
+
+    list_display = ("name", "gpu_model", "cards", "ssh_host", "ssh_port", "state")
+    list_filter = ("state", "gpu_model")
+    search_fields = ("name", "ssh_host")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in Host._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CardAllocation)
+class CardAllocationAdmin(admin.ModelAdmin):
+    list_display = ("order", "host", "lot", "card_index", "allocated_at", "released_at")
+    list_filter = ("host",)
+    list_select_related = ("order", "host")
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in CardAllocation._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(OrderEmail)
+class OrderEmailAdmin(admin.ModelAdmin):
+    list_display = ("order", "kind", "sent_at")
+    list_filter = ("kind",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in OrderEmail._meta.fields]
 
     def has_add_permission(self, request):
         return False

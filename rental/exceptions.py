@@ -45,3 +45,44 @@ class InvalidTransition(RentalError):
 
 class OrderNotCancellable(InvalidTransition):
     message = _("Only an order awaiting payment can be cancelled.")
+
+
+class SshKeyMissing(RentalError):
+    message = _("The customer has not given an SSH public key yet: the hosts cannot be prepared.")
+
+
+class SshKeyLocked(RentalError):
+    message = _(
+        "The machines are already prepared with the SSH key given before; it can no longer change."
+    )
+
+
+class NotAwaitingCapacity(InvalidTransition):
+    message = _("Only a paid order still waiting for cards can be allocated.")
+
+
+class NotBeingProvisioned(InvalidTransition):
+    message = _("Only an order being provisioned can be marked prepared or checked.")
+
+
+class HostCardsInUse(RentalError):
+    def __init__(self, *, needed: int):
+        self.needed = needed
+        super().__init__(
+            ngettext(
+                "A rented card of this host is card %(needed)d: keep at least %(needed)d card "
+                "until that rental ends.",
+                "A rented card of this host is card %(needed)d: keep at least %(needed)d cards "
+                "until that rental ends.",
+                needed,
+            )
+            % {"needed": needed}
+        )
+
+
+class HostModelLocked(RentalError):
+    message = _("Cards of this host are rented out: its GPU model cannot change now.")
+
+
+class NotReadinessFailed(InvalidTransition):
+    message = _("SSH is checked again only after the worker gave up on this order.")

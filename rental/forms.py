@@ -1,6 +1,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.forms import SshKeyForm
+
 from .models import Duration, GpuModel, Preparation
 from .pricing import MAX_LOTS, MIN_LOTS
 from .services import Configuration
@@ -115,3 +117,27 @@ class OrderConfigurationForm(forms.Form):
         if config.custom_preparation:
             data["custom_preparation"] = config.custom_preparation
         return data
+
+
+class OrderSshKeyForm(SshKeyForm):
+    """The SSH public key for one order; optionally saved on the account for the next ones."""
+
+    save_on_account = forms.BooleanField(
+        label=_("Also save this key on my account for my next orders"),
+        required=False,
+    )
+
+    def __init__(self, *args, customer=None, **kwargs):
+        super().__init__(*args, required=True, **kwargs)
+        # Offered by default to an account that has no key yet; never replaces one silently.
+        self.fields["save_on_account"].initial = not (customer and customer.ssh_public_key)
+
+    def clean_ssh_public_key(self):
+        try:
+            return super().clean_ssh_public_key()
+        except forms.ValidationError as error:
+            if error.code == "private_key":
+                # A private key pasted by mistake is never written back into the page.
+                self.data = self.data.copy()
+                self.data["ssh_public_key"] = ""
+            raise

@@ -38,11 +38,6 @@ class GpuModel(models.Model):
     cards_per_lot = models.PositiveSmallIntegerField(_("cards per lot"), default=1)
     description = models.CharField(_("short description"), max_length=300)
     active = models.BooleanField(_("active"), default=True)
-    lots_in_stock = models.PositiveIntegerField(
-        _("lots in stock"),
-        default=0,
-        help_text=_("Lots free to order. Orders awaiting payment hold their lots."),
-    )
     display_order = models.PositiveSmallIntegerField(_("display order"), default=0)
 
     class Meta:
@@ -52,9 +47,6 @@ class GpuModel(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(cards_per_lot__gte=1), name="gpumodel_cards_per_lot_positive"
-            ),
-            models.CheckConstraint(
-                condition=Q(lots_in_stock__gte=0), name="gpumodel_stock_not_negative"
             ),
             models.CheckConstraint(
                 condition=Q(memory_gb_per_card__gte=1), name="gpumodel_memory_positive"
@@ -94,6 +86,13 @@ class LotPrice(models.Model):
         return f"{self.gpu_model} · {self.duration_days} d · {self.price_usd} USD"
 
 
+class ProvisioningIssue(models.TextChoices):
+    """Why an order waits in the operators' provisioning queue."""
+
+    CAPACITY = "capacity", _("Not enough free cards")
+    READINESS = "readiness", _("SSH did not answer")
+
+
 class OrderStatus(models.TextChoices):
     AWAITING_PAYMENT = "awaiting_payment", _("Awaiting payment")
     PAYMENT_REVIEW = "payment_review", _("Payment under review")
@@ -113,15 +112,24 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     OrderStatus.PAYMENT_REVIEW: frozenset(
         {OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.AWAITING_PAYMENT}
     ),
+    # Paid stays paid while capacity is missing (operators' queue), then cards are allocated.
     OrderStatus.PAID: frozenset({OrderStatus.PROVISIONING}),
     OrderStatus.PROVISIONING: frozenset({OrderStatus.ACTIVE}),
     OrderStatus.ACTIVE: frozenset({OrderStatus.ENDED}),
     OrderStatus.ENDED: frozenset(),
     OrderStatus.CANCELLED: frozenset(),
 }
-# Statuses whose order no longer holds its lots.
-RELEASED_STATUSES = frozenset({OrderStatus.CANCELLED, OrderStatus.ENDED})
+# Statuses whose order holds lots without cards allocated yet (see rental.capacity).
+HOLDING_STATUSES = frozenset({OrderStatus.AWAITING_PAYMENT, OrderStatus.PAYMENT_REVIEW})
 CANCELLABLE_BY_CUSTOMER = frozenset({OrderStatus.AWAITING_PAYMENT})
+KEY_EDITABLE_STATUSES = frozenset(
+    {
+        OrderStatus.AWAITING_PAYMENT,
+        OrderStatus.PAYMENT_REVIEW,
+        OrderStatus.PAID,
+        OrderStatus.PROVISIONING,
+    }
+)
 
 
 class Order(models.Model):
@@ -154,13 +162,31 @@ class Order(models.Model):
     total_usd = models.DecimalField(_("total (USD)"), max_digits=12, decimal_places=2)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
-    paid_notified_at = models.DateTimeField(_("payment email sent"), null=True, blank=True)
+    # Provisioning and the rental's life.
+    ssh_public_key = models.TextField(_("SSH public key"), blank=True)
+    provisioning_issue = models.CharField(
+        _("provisioning issue"), max_length=12, choices=ProvisioningIssue.choices, blank=True
+    )
+    provisioning_issue_detail = models.CharField(_("issue detail"), max_length=500, blank=True)
+    prepared_at = models.DateTimeField(_("prepared"), null=True, blank=True)
+    prepared_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("prepared by"),
+    )
+    access_notes = models.TextField(_("access details"), blank=True)
+    readiness_attempts = models.PositiveSmallIntegerField(_("readiness checks failed"), default=0)
+    readiness_error = models.CharField(_("last readiness error"), max_length=500, blank=True)
+    starts_at = models.DateTimeField(_("starts"), null=True, blank=True)
+    ends_at = models.DateTimeField(_("ends"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("order")
         verbose_name_plural = _("orders")
         ordering = ("-created_at", "-pk")
-        indexes = [models.Index(fields=("customer", "-created_at"), name="order_customer_recent")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(lots__gte=MIN_LOTS) & Q(lots__lte=MAX_LOTS), name="order_lots_in_range"
@@ -183,6 +209,19 @@ class Order(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=OrderStatus.values), name="order_known_status"
             ),
+            models.CheckConstraint(
+                condition=~Q(status__in=(OrderStatus.ACTIVE, OrderStatus.ENDED))
+                | (Q(starts_at__isnull=False) & Q(ends_at__gt=F("starts_at"))),
+                name="order_running_has_period",
+            ),
+            models.CheckConstraint(
+                condition=Q(provisioning_issue__in=["", *ProvisioningIssue.values]),
+                name="order_known_provisioning_issue",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=("customer", "-created_at"), name="order_customer_recent"),
+            models.Index(fields=("status", "ends_at"), name="order_status_ends"),
         ]
 
     def __str__(self) -> str:
@@ -199,6 +238,15 @@ class Order(models.Model):
     @property
     def can_be_cancelled_by_customer(self) -> bool:
         return self.status in CANCELLABLE_BY_CUSTOMER
+
+    @property
+    def accepts_ssh_key(self) -> bool:
+        """The key may change until an operator has prepared the hosts with it."""
+        return self.status in KEY_EDITABLE_STATUSES and self.prepared_at is None
+
+    @property
+    def provisioning_delayed(self) -> bool:
+        return bool(self.provisioning_issue)
 
 
 class OrderStatusChange(models.Model):
@@ -226,3 +274,115 @@ class OrderStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+class HostState(models.TextChoices):
+    AVAILABLE = "available", _("Available")
+    MAINTENANCE = "maintenance", _("Maintenance")
+
+
+MAX_CARDS_PER_HOST = 64
+
+
+class Host(models.Model):
+    """A machine whose cards are rented out; customers reach it over SSH."""
+
+    name = models.CharField(_("name"), max_length=60, unique=True)
+    gpu_model = models.ForeignKey(
+        GpuModel, on_delete=models.PROTECT, related_name="hosts", verbose_name=_("GPU model")
+    )
+    cards = models.PositiveSmallIntegerField(_("cards"))
+    ssh_host = models.CharField(_("SSH host"), max_length=253)
+    ssh_port = models.PositiveIntegerField(_("SSH port"), default=22)
+    ssh_user = models.CharField(_("SSH user"), max_length=32)
+    state = models.CharField(
+        _("state"), max_length=12, choices=HostState.choices, default=HostState.AVAILABLE
+    )
+    notes = models.CharField(_("operators' notes"), max_length=300, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("host")
+        verbose_name_plural = _("hosts")
+        ordering = ("name",)
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(cards__gte=1) & Q(cards__lte=MAX_CARDS_PER_HOST),
+                name="host_cards_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(ssh_port__gte=1) & Q(ssh_port__lte=65535), name="host_port_in_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=HostState.values), name="host_known_state"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_available(self) -> bool:
+        return self.state == HostState.AVAILABLE
+
+
+class CardAllocation(models.Model):
+    """One card of a host given to one order; released when the rental ends.
+
+    The partial unique constraint is the last line of defence: a card is never held twice.
+    """
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="allocations")
+    host = models.ForeignKey(Host, on_delete=models.PROTECT, related_name="allocations")
+    lot = models.PositiveSmallIntegerField(_("lot"))
+    card_index = models.PositiveSmallIntegerField(_("card"))
+    allocated_at = models.DateTimeField(_("allocated"), auto_now_add=True)
+    released_at = models.DateTimeField(_("released"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("card allocation")
+        verbose_name_plural = _("card allocations")
+        ordering = ("order", "lot", "host", "card_index")
+        constraints = [
+            models.UniqueConstraint(
+                fields=("host", "card_index"),
+                condition=Q(released_at__isnull=True),
+                name="card_allocated_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(card_index__lt=MAX_CARDS_PER_HOST), name="card_index_in_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.host} #{self.card_index} → {self.order_id}"
+
+
+class OrderEmailKind(models.TextChoices):
+    PAYMENT_RECEIVED = "payment_received", _("Payment received")
+    PROVISIONING_DELAYED = "provisioning_delayed", _("Provisioning delayed")
+    READY = "ready", _("Ready")
+    REMINDER_72H = "reminder_72h", _("Ends in 72 hours")
+    REMINDER_24H = "reminder_24h", _("Ends in 24 hours")
+    REMINDER_1H = "reminder_1h", _("Ends in 1 hour")
+    ENDED = "ended", _("Ended")
+
+
+class OrderEmail(models.Model):
+    """An email sent for one event of one order: the unique pair makes it once only."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="emails")
+    kind = models.CharField(_("email"), max_length=24, choices=OrderEmailKind.choices)
+    sent_at = models.DateTimeField(_("sent"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("order email")
+        verbose_name_plural = _("order emails")
+        ordering = ("sent_at", "pk")
+        constraints = [
+            models.UniqueConstraint(fields=("order", "kind"), name="order_email_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.kind}"

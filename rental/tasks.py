@@ -1,10 +1,40 @@
 """Thin Celery tasks: they take ids and call one service."""
 
+from datetime import datetime
+
 from celery import shared_task
 
-from . import services
+from .readiness import backoff_seconds
+from .services import emails, lifecycle, provisioning
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
-def order_paid(order_id: int) -> bool:
-    return services.order_paid_notify(order_id=order_id)
+def order_email(order_id: int, kind: str, as_of: str | None = None) -> bool:
+    """Send one event's email to the customer (once; a repeat delivery sends nothing).
+
+    `as_of` (ISO 8601) is the clock of whoever queued it: a reminder is checked against the
+    moment the tick judged it due, not against a later delivery time."""
+    now = datetime.fromisoformat(as_of) if as_of else None
+    return emails.order_email_send(order_id=order_id, kind=kind, now=now)
+
+
+@shared_task(acks_late=True)
+def order_readiness(order_id: int) -> str:
+    """Check the order's SSH endpoints. While a host does not answer, the check is queued again
+    after a growing pause (5 s, 10 s, 20 s ... at most 5 min) until the service gives up and the
+    order waits in the operators' queue. Each check is a task of its own, so no worker slot is
+    held during the pause."""
+    outcome = provisioning.order_check_readiness(order_id=order_id)
+    if outcome == provisioning.Readiness.RETRY:
+        attempts = provisioning.Order.objects.values_list("readiness_attempts", flat=True).get(
+            pk=order_id
+        )
+        order_readiness.apply_async(args=[order_id], countdown=backoff_seconds(attempts))
+    return outcome
+
+
+@shared_task(acks_late=True)
+def rentals_tick() -> dict:
+    """Celery beat, every minute: hard stops and reminders."""
+    report = lifecycle.rentals_tick()
+    return {"ended": report.ended, "reminded": report.reminded}

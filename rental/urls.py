@@ -1,15 +1,24 @@
 from django.urls import path
 
-from . import views
+from .views import customer, ops
 
 app_name = "rental"
 
 urlpatterns = [
-    path("", views.catalogue, name="catalogue"),
-    path("configure/", views.configure, name="configure"),
-    path("order/review/", views.review, name="review"),
-    path("order/confirm/", views.confirm, name="confirm"),
-    path("account/orders/", views.order_list, name="order_list"),
-    path("account/orders/<int:order_id>/", views.order_detail, name="order_detail"),
-    path("account/orders/<int:order_id>/cancel/", views.order_cancel, name="order_cancel"),
+    path("", customer.catalogue, name="catalogue"),
+    path("configure/", customer.configure, name="configure"),
+    path("order/review/", customer.review, name="review"),
+    path("order/confirm/", customer.confirm, name="confirm"),
+    path("account/orders/", customer.order_list, name="order_list"),
+    path("account/orders/<int:order_id>/", customer.order_detail, name="order_detail"),
+    path("account/orders/<int:order_id>/cancel/", customer.order_cancel, name="order_cancel"),
+    path("account/orders/<int:order_id>/ssh-key/", customer.order_ssh_key, name="order_ssh_key"),
+    path("account/orders/<int:order_id>/status/", customer.order_status, name="order_status"),
+    # Operators (group "operators"): inventory and provisioning.
+    path("ops/hosts/", ops.host_list, name="ops_hosts"),
+    path("ops/hosts/new/", ops.host_create, name="ops_host_create"),
+    path("ops/hosts/<int:host_id>/", ops.host_edit, name="ops_host"),
+    path("ops/provisioning/", ops.provisioning_queue, name="ops_provisioning"),
+    path("ops/orders/<int:order_id>/", ops.order_detail, name="ops_order"),
+    path("ops/orders/<int:order_id>/<slug:action>/", ops.order_action, name="ops_order_action"),
 ]

@@ -2,16 +2,27 @@ from decimal import Decimal
 from uuid import uuid4
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.core.management import call_command
+from django.utils import translation
 
 from accounts.models import User
 from payments.services.balance import balance_adjust
-from rental.models import GpuModel, Preparation
+from rental import capacity
+from rental.models import MAX_CARDS_PER_HOST, GpuModel, Host, HostState, Preparation
 from rental.services import Configuration, order_create
 
-pytest_plugins = ["tests.chain_fixtures", "tests.browser_fixtures"]
+pytest_plugins = ["tests.chain_fixtures", "tests.browser_fixtures", "tests.ssh_fixtures"]
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language, whatever a previous one left active."""
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture(autouse=True)
@@ -120,3 +131,48 @@ def credit(finance_user):
         )
 
     return give
+
+
+def lots_available(gpu_model: GpuModel) -> int:
+    """What the catalogue offers for this model now (free cards of its hosts minus holds)."""
+    return capacity.lots_available([gpu_model])[gpu_model.pk]
+
+
+def set_stock(gpu_model: GpuModel, lots: int) -> list[Host]:
+    """Replace the model's hosts (none may have rented cards) by hosts with room for `lots`
+    lots: as many full hosts of 64 cards as needed, the rest on one more host."""
+    Host.objects.filter(gpu_model=gpu_model).delete()
+    cards = lots * gpu_model.cards_per_lot
+    per_host = MAX_CARDS_PER_HOST - MAX_CARDS_PER_HOST % gpu_model.cards_per_lot
+    hosts = []
+    number = 0
+    while cards > 0:
+        number += 1
+        take = min(cards, per_host)
+        hosts.append(
+            Host.objects.create(
+                name=f"{gpu_model.slug}-stock-{number}",
+                gpu_model=gpu_model,
+                cards=take,
+                ssh_host="127.0.0.1",
+                ssh_port=22,
+                ssh_user="ubuntu",
+                state=HostState.AVAILABLE,
+            )
+        )
+        cards -= take
+    return hosts
+
+
+@pytest.fixture
+def make_host(db):
+    numbers = iter(range(1, 10**9))
+
+    def make(gpu_model: GpuModel, cards: int, **fields) -> Host:
+        fields.setdefault("name", f"host-{gpu_model.slug}-{next(numbers)}")
+        fields.setdefault("ssh_host", "127.0.0.1")
+        fields.setdefault("ssh_port", 22)
+        fields.setdefault("ssh_user", "ubuntu")
+        return Host.objects.create(gpu_model=gpu_model, cards=cards, **fields)
+
+    return make

@@ -256,8 +256,21 @@ CELERY_BEAT_SCHEDULE = {
         "task": "payments.tasks.expire_payments",
         "schedule": 30.0,
     },
+    "rentals-tick": {
+        "task": "rental.tasks.rentals_tick",  # reminders and the hard stop at the end
+        "schedule": 60.0,
+    },
 }
 CELERY_TIMEZONE = TIME_ZONE
+
+# Provisioning: the driver that prepares hosts (the built-in one lists orders for operators),
+# and how the worker confirms readiness: an SSH banner from every allocated host within the
+# timeout, checked again with a growing pause (5 s, 10 s, ... capped at 5 min) up to the limit.
+PROVISIONING_DRIVER = env("PROVISIONING_DRIVER", "rental.services.provisioning.ManualDriver")
+READINESS_TIMEOUT_SECONDS = float(env("READINESS_TIMEOUT_SECONDS", "5"))
+READINESS_MAX_ATTEMPTS = int(env("READINESS_MAX_ATTEMPTS", "8"))
+# The SSH port the demo hosts point at (scripts/demo-sshd listens there on 127.0.0.1).
+DEMO_SSH_PORT = int(env("DEMO_SSH_PORT", "2222"))
 
 # Crypto payments. Networks and assets are in payments/networks.py; a network is enabled only
 # when its RPC URL is set (RPC_URL_ETHEREUM, RPC_URL_BASE, RPC_URL_POLYGON, RPC_URL_ARBITRUM,

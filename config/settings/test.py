@@ -23,3 +23,8 @@ STORAGES = {
 PAYMENT_RPC_URLS = dict.fromkeys(PAYMENT_NETWORK_KEYS)  # noqa: F405
 LOCAL_TOKEN_ADDRESS = None
 LOCAL_CHAIN_FILE = VAR_DIR / "tests-have-no-local-chain.json"  # noqa: F405
+
+# Readiness checks: a short timeout and few attempts, so a silent port costs little.
+READINESS_TIMEOUT_SECONDS = 1.0
+READINESS_MAX_ATTEMPTS = 3
+PROVISIONING_DRIVER = "rental.services.provisioning.ManualDriver"

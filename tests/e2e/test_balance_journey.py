@@ -28,10 +28,10 @@ def test_a_customer_credited_by_finance_pays_from_the_balance_and_sees_the_state
     expect(page.locator('[data-field="status"]')).to_have_text("Awaiting payment")
 
     page.get_by_role("button", name="Pay with balance · 893.76 USD").click()
-    expect(page.locator('[data-field="status"]')).to_have_text("Paid")
+    expect(page.locator('[data-field="status"]')).to_have_text("Provisioning")
     expect(page.get_by_role("status")).to_contain_text("is paid from your USD balance")
     order = Order.objects.get()
-    assert order.status == OrderStatus.PAID
+    assert order.status == OrderStatus.PROVISIONING  # paid, cards allocated
     assert customer_account(customer).balance == Decimal("106.24")
 
     page.goto("/account/balance/")

@@ -51,7 +51,7 @@ def test_order_paid_in_the_local_stablecoin_confirms_on_the_page(
     scan_network(network_key="local")
     expect(page.locator('[data-field="payment-status"]')).to_have_text("Confirmed", timeout=15_000)
     assert CryptoPayment.objects.get().status == PaymentStatus.CONFIRMED
-    assert Order.objects.get().status == OrderStatus.PAID
+    assert Order.objects.get().status == OrderStatus.PROVISIONING  # paid, cards allocated
     page.goto(f"/account/orders/{payment.order_id}/")
-    expect(page.locator('[data-field="status"]')).to_have_text("Paid")
+    expect(page.locator('[data-field="status"]')).to_have_text("Provisioning")
     assert page.csp_violations == []

@@ -13,6 +13,7 @@ from payments.services.ledger import customer_account, system_account
 from rental.models import GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange
 from rental.services import order_cancel_by_customer
 from tests.concurrency import run_concurrently
+from tests.conftest import set_stock
 
 
 def pay_url(order):
@@ -30,16 +31,17 @@ def test_a_balance_that_covers_the_order_pays_it_in_one_transaction(
 
     html = response.content.decode()
     assert f"Order {order.reference} is paid from your USD balance." in html
-    assert 'data-field="status">Paid<' in html
+    # Paid, and its cards allocated at once: the order is being provisioned.
+    assert 'data-field="status">Provisioning<' in html
     order.refresh_from_db()
-    assert order.status == OrderStatus.PAID
+    assert order.status == OrderStatus.PROVISIONING
     payment = LedgerTransaction.objects.get(kind=TransactionKind.ORDER_PAYMENT)
     assert payment.order == order
     assert payment.actor == customer
     assert customer_account(customer).balance == Decimal("106.24")
     assert system_account(LedgerAccountKind.REVENUE).balance == Decimal("893.76")
-    change = OrderStatusChange.objects.filter(order=order).last()
-    assert (change.to_status, change.actor) == (OrderStatus.PAID, customer)
+    paid = OrderStatusChange.objects.get(order=order, to_status=OrderStatus.PAID)
+    assert paid.actor == customer
     # What follows is queued after the commit: the payment email, once.
     assert [m.subject for m in mail.outbox] == [f"Payment received for order {order.reference}"]
     assert "893.76 USD" in mail.outbox[0].body
@@ -140,7 +142,7 @@ def test_ten_sequential_replays_make_one_debit_and_show_the_same_paid_order(
         assert response.redirect_chain[-1][0] == reverse(
             "rental:order_detail", kwargs={"order_id": order.pk}
         )
-        assert 'data-field="status">Paid<' in response.content.decode()
+        assert 'data-field="status">Provisioning<' in response.content.decode()
     assert LedgerTransaction.objects.filter(kind=TransactionKind.ORDER_PAYMENT).count() == 1
     assert customer_account(customer).balance == Decimal("553.12")
     assert len(mail.outbox) == 1
@@ -160,7 +162,7 @@ def test_ten_concurrent_replays_of_one_payment_make_one_transaction(
     assert all(isinstance(result, Order) for result in results), results
     assert LedgerTransaction.objects.filter(kind=TransactionKind.ORDER_PAYMENT).count() == 1
     assert customer_account(customer).balance == Decimal("553.12")
-    assert Order.objects.get(pk=order.pk).status == OrderStatus.PAID
+    assert Order.objects.get(pk=order.pk).status == OrderStatus.PROVISIONING
 
 
 @pytest.mark.django_db(transaction=True)
@@ -174,8 +176,8 @@ def test_200_concurrent_one_dollar_payments_against_100_dollars(customer, credit
         memory_gb_per_card=16,
         cards_per_lot=1,
         description="test",
-        lots_in_stock=200,
     )
+    set_stock(cheap, 200)
     LotPrice.objects.create(gpu_model=cheap, duration_days=3, price_usd=Decimal("1.00"))
     orders = [place_order(customer, cheap, lots=1, duration_days=3) for _ in range(200)]
     credit(customer, "100.00")
@@ -190,7 +192,7 @@ def test_200_concurrent_one_dollar_payments_against_100_dollars(customer, credit
         r for r in results if isinstance(r, Exception) and not isinstance(r, InsufficientBalance)
     ][:3]
     assert customer_account(customer).balance == Decimal("0.00")
-    assert Order.objects.filter(status=OrderStatus.PAID).count() == 100
+    assert Order.objects.filter(status=OrderStatus.PROVISIONING).count() == 100
     assert LedgerTransaction.objects.filter(kind=TransactionKind.ORDER_PAYMENT).count() == 100
     assert sum(LedgerEntry.objects.values_list("amount", flat=True)) == 0
     assert system_account(LedgerAccountKind.REVENUE).balance == Decimal("100.00")

@@ -13,7 +13,7 @@ def admin_client_logged(client, make_customer):
     return client
 
 
-def change_form_data(model: GpuModel, *, prices: dict[int, str], stock_change: str = "") -> dict:
+def change_form_data(model: GpuModel, *, prices: dict[int, str]) -> dict:
     data = {
         "slug": model.slug,
         "name": model.name,
@@ -24,7 +24,6 @@ def change_form_data(model: GpuModel, *, prices: dict[int, str], stock_change: s
         "description": model.description,
         "active": "on",
         "display_order": model.display_order,
-        "stock_change": stock_change,
         "lot_prices-TOTAL_FORMS": "3",
         "lot_prices-INITIAL_FORMS": "3",
         "lot_prices-MIN_NUM_FORMS": "0",
@@ -57,22 +56,6 @@ def test_an_operator_price_change_never_changes_an_existing_order(
     assert LotPrice.objects.get(gpu_model=b200, duration_days=7).price_usd == Decimal("2500.00")
     order.refresh_from_db()
     assert (order.lot_price_usd, order.total_usd) == (Decimal("1915.20"), Decimal("5745.60"))
-
-
-def test_operators_change_stock_by_a_delta(admin_client_logged, catalogue):
-    h100 = catalogue["h100"]
-    before = h100.lots_in_stock
-    url = reverse("admin:rental_gpumodel_change", args=[h100.pk])
-    admin_client_logged.post(url, change_form_data(h100, prices={}, stock_change="5"))
-    assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == before + 5
-
-    response = admin_client_logged.post(
-        url, change_form_data(h100, prices={}, stock_change="-999"), follow=True
-    )
-    assert (
-        "No lot of this model" in response.content.decode() or "Only" in response.content.decode()
-    )
-    assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == before + 5
 
 
 def test_orders_are_read_only_in_the_admin(admin_client_logged, catalogue, customer, place_order):

@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from rental.models import GpuModel, Order
+from tests.conftest import lots_available, set_stock
 
 CONFIGURE = reverse("rental:configure")
 REVIEW = reverse("rental:review")
@@ -53,7 +54,7 @@ def test_rocm_model_asks_to_check_rocm_support(client, catalogue):
 
 
 def test_more_lots_than_in_stock_are_flagged_in_the_summary(client, catalogue):
-    GpuModel.objects.filter(slug="h200-141gb").update(lots_in_stock=2)
+    set_stock(GpuModel.objects.get(slug="h200-141gb"), 2)
     html = client.get(CONFIGURE, {"gpu_model": "h200-141gb", "lots": 5}).content.decode()
     assert "Only 2 lots of this model are available right now." in html
 
@@ -79,7 +80,7 @@ def test_review_for_a_visitor_offers_signup_and_login_that_come_back(client, cat
 
 
 def test_review_warns_before_confirming_more_lots_than_in_stock(customer_client, catalogue):
-    GpuModel.objects.filter(slug="b200-180gb").update(lots_in_stock=1)
+    set_stock(GpuModel.objects.get(slug="b200-180gb"), 1)
     html = customer_client.get(
         REVIEW, {"gpu_model": "b200-180gb", "duration_days": 7, "lots": 2, "preparation": "ubuntu"}
     ).content.decode()
@@ -156,7 +157,7 @@ def test_a_visitor_confirming_is_sent_to_log_in_and_back_to_the_review(client, c
 
 
 def test_an_order_larger_than_the_stock_is_refused_with_a_clear_message(customer_client, catalogue):
-    GpuModel.objects.filter(slug="h100-80gb").update(lots_in_stock=1)
+    set_stock(GpuModel.objects.get(slug="h100-80gb"), 1)
     response = customer_client.post(
         reverse("rental:confirm"),
         {"gpu_model": "h100-80gb", "duration_days": "7", "lots": "2", "preparation": "ubuntu"},
@@ -167,7 +168,7 @@ def test_an_order_larger_than_the_stock_is_refused_with_a_clear_message(customer
         "Choose fewer lots or another model." in response.content.decode()
     )
     assert Order.objects.count() == 0
-    assert GpuModel.objects.get(slug="h100-80gb").lots_in_stock == 1
+    assert lots_available(GpuModel.objects.get(slug="h100-80gb")) == 1
 
 
 VALID = {"gpu_model": "h100-80gb", "duration_days": "7", "lots": "2", "preparation": "ubuntu"}
@@ -214,7 +215,7 @@ def test_bad_input_on_confirm_gets_a_field_message_400_and_creates_nothing(
     customer_client, catalogue, change, field_name, message
 ):
     GpuModel.objects.filter(slug="mi300x-192gb").update(active=False)
-    stock = dict(GpuModel.objects.values_list("slug", "lots_in_stock"))
+    stock = {model.slug: lots_available(model) for model in GpuModel.objects.all()}
 
     response = customer_client.post(reverse("rental:confirm"), {**VALID, **change})
 
@@ -223,7 +224,7 @@ def test_bad_input_on_confirm_gets_a_field_message_400_and_creates_nothing(
     error_list = html[html.index(f'id="id_{field_name}_error"') :]
     assert message in error_list[: error_list.index("</ul>")]
     assert Order.objects.count() == 0
-    assert dict(GpuModel.objects.values_list("slug", "lots_in_stock")) == stock
+    assert {model.slug: lots_available(model) for model in GpuModel.objects.all()} == stock
 
 
 @pytest.mark.parametrize(("change", "field_name", "message"), BAD_INPUT)

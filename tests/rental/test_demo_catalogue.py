@@ -1,9 +1,11 @@
 from decimal import Decimal
 from io import StringIO
 
+from django.conf import settings
 from django.core.management import call_command
 
-from rental.models import ComputePlatform, GpuModel, LotPrice
+from rental.models import ComputePlatform, GpuModel, Host, HostState, LotPrice
+from tests.conftest import lots_available
 
 
 def per_card_hour(model: GpuModel, days: int) -> Decimal:
@@ -42,12 +44,24 @@ def test_b200_lot_price_covers_both_cards(catalogue):
 def test_reloading_keeps_operator_edits_unless_reset(catalogue):
     h100 = catalogue["h100"]
     LotPrice.objects.filter(gpu_model=h100, duration_days=7).update(price_usd=Decimal("400.00"))
-    GpuModel.objects.filter(pk=h100.pk).update(lots_in_stock=3)
+    Host.objects.filter(name="demo-h100-a").update(cards=3, state=HostState.MAINTENANCE)
 
     call_command("load_demo_catalogue", stdout=StringIO())
     assert LotPrice.objects.get(gpu_model=h100, duration_days=7).price_usd == Decimal("400.00")
-    assert GpuModel.objects.get(pk=h100.pk).lots_in_stock == 3
+    assert Host.objects.filter(name="demo-h100-a", cards=3, state="maintenance").exists()
 
     call_command("load_demo_catalogue", "--reset", stdout=StringIO())
     assert LotPrice.objects.get(gpu_model=h100, duration_days=7).price_usd == Decimal("446.88")
     assert GpuModel.objects.count() == 4
+    assert Host.objects.filter(name="demo-h100-a", cards=8, state="available").exists()
+
+
+def test_demo_hosts_give_each_model_its_stock_and_point_at_the_local_ssh_server(catalogue):
+    assert {slug: lots_available(model) for slug, model in catalogue.items()} == {
+        "h100": 16,
+        "h200": 12,
+        "b200": 8,  # 16 cards, two per lot
+        "mi300x": 10,
+    }
+    for host in Host.objects.all():
+        assert (host.ssh_host, host.ssh_port) == ("127.0.0.1", settings.DEMO_SSH_PORT)

@@ -1,6 +1,7 @@
 from django.urls import reverse
 
-from rental.models import GpuModel, OrderStatus
+from rental.models import OrderStatus
+from tests.conftest import lots_available
 
 
 def test_orders_list_shows_only_the_customers_orders(
@@ -41,7 +42,7 @@ def test_customer_cancels_an_order_and_the_lots_come_back(
     customer_client, customer, catalogue, place_order
 ):
     h200 = catalogue["h200"]
-    before = GpuModel.objects.get(pk=h200.pk).lots_in_stock
+    before = lots_available(h200)
     order = place_order(customer, h200, lots=2)
 
     response = customer_client.post(
@@ -52,7 +53,7 @@ def test_customer_cancels_an_order_and_the_lots_come_back(
     assert f"Order {order.reference} is cancelled and its lots are released." in html
     assert 'data-field="status">Cancelled<' in html
     assert "Cancel this order" not in html
-    assert GpuModel.objects.get(pk=h200.pk).lots_in_stock == before
+    assert lots_available(h200) == before
 
 
 def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(
@@ -62,13 +63,13 @@ def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(
     order = place_order(customer, h200, lots=2)
     url = reverse("rental:order_cancel", kwargs={"order_id": order.pk})
     customer_client.post(url)
-    stock = GpuModel.objects.get(pk=h200.pk).lots_in_stock
+    stock = lots_available(h200)
 
     response = customer_client.post(url)
 
     assert response.status_code == 409
     assert "Only an order awaiting payment can be cancelled." in response.content.decode()
-    assert GpuModel.objects.get(pk=h200.pk).lots_in_stock == stock
+    assert lots_available(h200) == stock
 
 
 def test_order_page_shows_the_timeline(customer_client, customer, catalogue, place_order):

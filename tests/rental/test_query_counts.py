@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from rental.models import GpuModel
+from tests.conftest import set_stock
 
 
 def count_queries(client, url, **kwargs) -> int:
@@ -17,7 +17,8 @@ def count_queries(client, url, **kwargs) -> int:
 
 @pytest.fixture
 def orders_of(place_order, catalogue):
-    GpuModel.objects.update(lots_in_stock=1000)
+    for gpu_model in catalogue.values():
+        set_stock(gpu_model, 1000)
 
     def make(customer, count):
         models = list(catalogue.values())
@@ -28,10 +29,11 @@ def orders_of(place_order, catalogue):
 
 PAGES = {
     # page: (url builder, expected queries)
-    "catalogue": (lambda order: reverse("rental:catalogue"), 5),
+    # Session, user, staff groups, GPU models, prices; hosts, their live cards, held lots.
+    "catalogue": (lambda order: reverse("rental:catalogue"), 8),
     "configurator summary": (
         lambda order: reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7",
-        2,  # the htmx partial: GPU models and their prices, no session needed
+        5,  # the htmx partial: models, prices, hosts, live cards, held lots; no session needed
     ),
     # Session, user, staff groups (navigation), page count, orders.
     "orders list": (lambda order: reverse("rental:order_list"), 5),

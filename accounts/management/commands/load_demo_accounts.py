@@ -14,6 +14,14 @@ DEMO_USERS = [
 ]
 
 
+# A public key only (its private half was never kept): the demo customer's orders can be
+# marked prepared at once. Real customers paste their own on the account or order page.
+DEMO_CUSTOMER_SSH_KEY = (
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINoy7kXxjevBLm4hN/0T1oA5kiAzczBsDxewpd1quBh2 "
+    "demo-customer@example.com"
+)
+
+
 class Command(BaseCommand):
     help = "Create the demo users used on `make run` (development only)."
 
@@ -33,6 +41,9 @@ class Command(BaseCommand):
                     is_staff=staff,
                     is_superuser=superuser,
                 )
+                if not staff:
+                    user.ssh_public_key = DEMO_CUSTOMER_SSH_KEY
+                    user.save(update_fields=["ssh_public_key"])
             for name in groups:
                 user.groups.add(Group.objects.get_or_create(name=name)[0])
         self.stdout.write(

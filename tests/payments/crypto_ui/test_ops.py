@@ -223,7 +223,7 @@ def test_mark_settled_pays_the_order_and_records_who_and_why(
     assert response["Location"] == ops_payment_url(in_review)
     in_review.refresh_from_db()
     assert in_review.status == PaymentStatus.RESOLVED
-    assert in_review.order.status == OrderStatus.PAID
+    assert in_review.order.status == OrderStatus.PROVISIONING  # paid, cards allocated
     event = PaymentEvent.objects.get(payment=in_review, kind="marked_settled")
     assert (event.actor, event.reason) == (operator, REASON)
 

@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from payments.services.balance import balance_pay_order
-from rental.models import GpuModel
+from tests.conftest import set_stock
 
 
 def count_queries(client, url, params=None) -> int:
@@ -22,7 +22,8 @@ def count_queries(client, url, params=None) -> int:
 def customers_with_activity(make_customer, credit, catalogue, place_order):
     """Each customer gets a credit and an order paid from it: two transactions, four entries,
     an order and two acting users to show."""
-    GpuModel.objects.update(lots_in_stock=1000)
+    for gpu_model in catalogue.values():
+        set_stock(gpu_model, 1000)
 
     def make(count):
         for _ in range(count):

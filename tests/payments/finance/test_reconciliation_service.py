@@ -88,7 +88,15 @@ def test_a_debit_adjustment_counts_its_positive_side(customer, credit, finance_u
 
 def test_the_period_bounds_the_totals_and_the_order_checks(healthy_ledger):
     yesterday = today() - timedelta(days=1)
-    order_set_status(order_id=healthy_ledger.pk, to_status="provisioning", actor=None, reason="t")
+    now = timezone.now()
+    order_set_status(
+        order_id=healthy_ledger.pk,
+        to_status="active",
+        actor=None,
+        reason="t",
+        starts_at=now,
+        ends_at=now + timedelta(days=7),
+    )
 
     run = reconciliation_run(period_start=yesterday, period_end=yesterday)
 

@@ -24,7 +24,8 @@ from payments.models import (
 from payments.services.crypto import payments_expire
 from payments.services.ledger import customer_account, system_account
 from payments.services.watcher import payment_check, scan_network
-from rental.models import GpuModel, Order, OrderStatus
+from rental.models import Order, OrderStatus
+from tests.conftest import lots_available
 
 from .conftest import units
 
@@ -63,7 +64,7 @@ def test_an_exact_payment_is_confirmed_at_n_confirmations_and_not_before(
     confirmed = reload(payment)
     assert confirmed.status == PaymentStatus.CONFIRMED
     assert confirmed.received_units == payment.amount_due_units
-    assert order_of(payment).status == OrderStatus.PAID
+    assert order_of(payment).status == OrderStatus.PROVISIONING  # paid, cards allocated
     payment_txn = LedgerTransaction.objects.get(kind=TransactionKind.ORDER_PAYMENT)
     assert payment_txn.order_id == payment.order_id and payment_txn.payment_id == payment.pk
     assert system_account(LedgerAccountKind.REVENUE).balance == Decimal("201.60")
@@ -87,7 +88,7 @@ def test_partial_then_the_rest(chain, order_payment, pay, scan):
     scan()
 
     assert reload(payment).status == PaymentStatus.CONFIRMED
-    assert order_of(payment).status == OrderStatus.PAID
+    assert order_of(payment).status == OrderStatus.PROVISIONING  # paid, cards allocated
     assert LedgerTransaction.objects.filter(kind=TransactionKind.CRYPTO_RECEIPT).count() == 2
 
 
@@ -129,7 +130,7 @@ def test_a_transfer_mined_before_expiry_counts_even_if_the_worker_sees_it_later(
     chain.mine(3)
     scan()
     assert reload(payment).status == PaymentStatus.CONFIRMED
-    assert order_of(payment).status == OrderStatus.PAID
+    assert order_of(payment).status == OrderStatus.PROVISIONING  # paid, cards allocated
 
 
 def test_a_payment_after_expiry_goes_to_review_with_the_money_recorded(
@@ -156,7 +157,7 @@ def test_expiry_with_nothing_received_cancels_the_order_and_releases_the_stock(
     chain, order_payment, pay, scan, catalogue
 ):
     payment = order_payment()
-    stock_before = GpuModel.objects.get(pk=catalogue["h100"].pk).lots_in_stock
+    stock_before = lots_available(catalogue["h100"])
     CryptoPayment.objects.filter(pk=payment.pk).update(
         expires_at=payment.created_at - timedelta(minutes=1)
     )
@@ -166,7 +167,7 @@ def test_expiry_with_nothing_received_cancels_the_order_and_releases_the_stock(
 
     assert reload(payment).status == PaymentStatus.EXPIRED
     assert order_of(payment).status == OrderStatus.CANCELLED
-    assert GpuModel.objects.get(pk=catalogue["h100"].pk).lots_in_stock == stock_before + 1
+    assert lots_available(catalogue["h100"]) == stock_before + 1
 
     # Money that arrives afterwards, still within monitoring, is recorded and reviewed.
     pay(payment)

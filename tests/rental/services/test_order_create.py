@@ -4,11 +4,12 @@ import pytest
 
 from rental.exceptions import InsufficientStock, ModelUnavailable, PriceUnavailable
 from rental.models import GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange, Preparation
+from tests.conftest import lots_available, set_stock
 
 
 def test_order_snapshots_the_summary_and_holds_the_lots(catalogue, customer, place_order):
     b200 = catalogue["b200"]
-    stock_before = b200.lots_in_stock
+    stock_before = lots_available(b200)
 
     order = place_order(customer, b200, lots=3, duration_days=7, preparation=Preparation.PYTORCH)
 
@@ -24,8 +25,7 @@ def test_order_snapshots_the_summary_and_holds_the_lots(catalogue, customer, pla
     assert order.lot_price_usd == Decimal("1915.20")
     assert order.total_usd == Decimal("5745.60")
     assert order.preparation == Preparation.PYTORCH
-    b200.refresh_from_db()
-    assert b200.lots_in_stock == stock_before - 3
+    assert lots_available(b200) == stock_before - 3
     change = OrderStatusChange.objects.get(order=order)
     assert (change.from_status, change.to_status, change.actor) == (
         "",
@@ -69,7 +69,7 @@ def test_an_order_larger_than_the_stock_is_refused_and_nothing_is_held(
     catalogue, customer, place_order
 ):
     h100 = catalogue["h100"]
-    GpuModel.objects.filter(pk=h100.pk).update(lots_in_stock=2)
+    set_stock(h100, 2)
 
     with pytest.raises(InsufficientStock) as refused:
         place_order(customer, h100, lots=3)
@@ -79,16 +79,16 @@ def test_an_order_larger_than_the_stock_is_refused_and_nothing_is_held(
         "Choose fewer lots or another model."
     )
     assert Order.objects.count() == 0
-    h100.refresh_from_db()
-    assert h100.lots_in_stock == 2
+    assert lots_available(h100) == 2
 
 
 def test_the_last_lots_can_be_ordered(catalogue, customer, place_order):
     h100 = catalogue["h100"]
-    GpuModel.objects.filter(pk=h100.pk).update(lots_in_stock=3)
+    set_stock(h100, 3)
     place_order(customer, h100, lots=3)
-    h100.refresh_from_db()
-    assert h100.lots_in_stock == 0
+    assert lots_available(h100) == 0
+    with pytest.raises(InsufficientStock, match="No lot of this model is available right now."):
+        place_order(customer, h100, lots=1)
 
 
 def test_an_inactive_model_cannot_be_ordered(catalogue, customer, place_order):

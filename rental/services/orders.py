@@ -1,24 +1,22 @@
-"""Every write of the rental domain: orders, their status and the stock they hold."""
+"""Orders: creation against the hosts' capacity, the one status-change service, cancellation."""
 
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from accounts.models import User
 
-from .exceptions import (
+from .. import capacity
+from ..exceptions import (
     InsufficientStock,
     InvalidTransition,
     ModelUnavailable,
     OrderNotCancellable,
     PriceUnavailable,
 )
-from .models import (
+from ..models import (
     ALLOWED_TRANSITIONS,
     CANCELLABLE_BY_CUSTOMER,
-    RELEASED_STATUSES,
     GpuModel,
     LotPrice,
     Order,
@@ -26,7 +24,7 @@ from .models import (
     OrderStatusChange,
     Preparation,
 )
-from .pricing import Quote, quote
+from ..pricing import Quote, quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +60,8 @@ class Summary:
 
 
 def configuration_summary(*, configuration: Configuration) -> Summary:
-    """Price a configuration with the model's prices already loaded (no query when prefetched)."""
+    """Price a configuration with the model's prices and `lots_available` already loaded
+    (`rental.selectors.catalogue`): no query."""
     gpu_model = configuration.gpu_model
     lot_price = _lot_price(gpu_model, configuration.duration_days)
     return Summary(
@@ -73,7 +72,7 @@ def configuration_summary(*, configuration: Configuration) -> Summary:
             lots=configuration.lots,
             cards_per_lot=gpu_model.cards_per_lot,
         ),
-        lots_available=gpu_model.lots_in_stock,
+        lots_available=gpu_model.lots_available,
     )
 
 
@@ -85,9 +84,10 @@ def _lot_price(gpu_model: GpuModel, duration_days: int):
 
 
 def order_create(*, customer: User, configuration: Configuration) -> Order:
-    """Create an order awaiting payment from a validated configuration and hold its lots.
+    """Create an order awaiting payment from a validated configuration; it holds its lots.
 
-    Locks the GPU model row, so parallel orders for one model queue up and never oversell.
+    Locks the GPU model row, so parallel orders (and allocations) for one model queue up and
+    never oversell the hosts' free cards. The account's saved SSH key is copied onto the order.
     """
     with transaction.atomic():
         gpu_model = (
@@ -102,16 +102,14 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
         ).first()
         if price is None:
             raise PriceUnavailable()
-        if configuration.lots > gpu_model.lots_in_stock:
-            raise InsufficientStock(requested=configuration.lots, available=gpu_model.lots_in_stock)
+        available = capacity.lots_available([gpu_model])[gpu_model.pk]
+        if configuration.lots > available:
+            raise InsufficientStock(requested=configuration.lots, available=available)
         order_quote = quote(
             lot_price_usd=price.price_usd,
             duration_days=configuration.duration_days,
             lots=configuration.lots,
             cards_per_lot=gpu_model.cards_per_lot,
-        )
-        GpuModel.objects.filter(pk=gpu_model.pk).update(
-            lots_in_stock=F("lots_in_stock") - configuration.lots
         )
         is_custom = configuration.preparation == Preparation.CUSTOM
         order = Order.objects.create(
@@ -130,6 +128,7 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
             custom_preparation=configuration.custom_preparation if is_custom else "",
             lot_price_usd=order_quote.lot_price_usd,
             total_usd=order_quote.total_usd,
+            ssh_public_key=customer.ssh_public_key,
         )
         OrderStatusChange.objects.create(
             order=order,
@@ -141,11 +140,15 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
     return order
 
 
-def order_set_status(*, order_id: int, to_status: str, actor: User | None, reason: str) -> Order:
+def order_set_status(
+    *, order_id: int, to_status: str, actor: User | None, reason: str, **fields
+) -> Order:
     """The one way an order changes status.
 
-    Locks the order row, checks ALLOWED_TRANSITIONS, writes the status-change row and releases
-    the held lots when the order leaves the holding statuses. Raises InvalidTransition otherwise.
+    Locks the order row, checks ALLOWED_TRANSITIONS, saves the status with `fields` (the
+    rental period, say) and writes the status-change row. Raises InvalidTransition otherwise.
+    Lots held by an unpaid order are simply no longer counted once it leaves the holding
+    statuses; allocated cards are released by `rental.services.lifecycle.order_end`.
     """
     with transaction.atomic():
         order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
@@ -153,12 +156,12 @@ def order_set_status(*, order_id: int, to_status: str, actor: User | None, reaso
             raise InvalidTransition()
         from_status = order.status
         order.status = to_status
-        order.save(update_fields=["status", "updated_at"])
+        for name, value in fields.items():
+            setattr(order, name, value)
+        order.save(update_fields=["status", "updated_at", *fields])
         OrderStatusChange.objects.create(
             order=order, from_status=from_status, to_status=to_status, actor=actor, reason=reason
         )
-        if to_status in RELEASED_STATUSES and from_status not in RELEASED_STATUSES:
-            _stock_release(gpu_model_id=order.gpu_model_id, lots=order.lots)
     return order
 
 
@@ -186,49 +189,16 @@ def order_cancel_by_customer(*, order_id: int, customer: User) -> Order:
         )
 
 
-def _stock_release(*, gpu_model_id: int, lots: int) -> None:
-    GpuModel.objects.filter(pk=gpu_model_id).update(lots_in_stock=F("lots_in_stock") + lots)
-
-
-def stock_adjust(*, gpu_model_id: int, delta: int) -> GpuModel:
-    """Add (or with a negative delta, remove) free lots; stock never goes below zero."""
-    with transaction.atomic():
-        gpu_model = GpuModel.objects.select_for_update(of=("self",)).get(pk=gpu_model_id)
-        if gpu_model.lots_in_stock + delta < 0:
-            raise InsufficientStock(requested=-delta, available=gpu_model.lots_in_stock)
-        GpuModel.objects.filter(pk=gpu_model.pk).update(lots_in_stock=F("lots_in_stock") + delta)
-        gpu_model.refresh_from_db(fields=["lots_in_stock"])
-    return gpu_model
-
-
 def order_mark_paid(*, order_id: int, actor: User | None, reason: str) -> Order:
-    """The order's payment is settled: mark it paid and queue what follows, after the commit.
+    """The order's payment is settled: mark it paid and allocate its cards at once.
 
-    Callers (payments) hold their ledger locks and call this in the same transaction.
+    Callers (payments) hold their ledger locks and call this in the same transaction, so the
+    payment, the status and the allocation commit together; the emails go after the commit.
     """
-    from . import tasks
+    from .. import tasks
+    from ..models import OrderEmailKind
+    from .provisioning import order_allocate
 
-    order = order_set_status(
-        order_id=order_id, to_status=OrderStatus.PAID, actor=actor, reason=reason
-    )
-    tasks.order_paid.delay_on_commit(order.pk)
-    return order
-
-
-def order_paid_notify(*, order_id: int) -> bool:
-    """Send the customer the 'payment received' email once; return whether it was sent now.
-
-    The claim (a conditional update) and the send share one transaction: if sending fails the
-    claim rolls back and a retry sends it; a task delivered twice sends nothing the second time.
-    """
-    from .notifications import send_order_email
-
-    with transaction.atomic():
-        claimed = Order.objects.filter(pk=order_id, paid_notified_at__isnull=True).update(
-            paid_notified_at=timezone.now()
-        )
-        if not claimed:
-            return False
-        order = Order.objects.select_related("customer").get(pk=order_id)
-        send_order_email(order=order, template="payment_received")
-    return True
+    order_set_status(order_id=order_id, to_status=OrderStatus.PAID, actor=actor, reason=reason)
+    tasks.order_email.delay_on_commit(order_id, OrderEmailKind.PAYMENT_RECEIVED)
+    return order_allocate(order_id=order_id, actor=None)

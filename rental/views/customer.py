@@ -2,6 +2,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -9,13 +10,22 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from . import selectors, services
-from .exceptions import PriceUnavailable, RentalError
-from .forms import OrderConfigurationForm
-from .models import Duration, Order, Preparation
+from accounts.ssh_keys import SshPublicKey, parse_ssh_public_key
+
+from .. import selectors, services
+from ..exceptions import PriceUnavailable, RentalError
+from ..forms import OrderConfigurationForm, OrderSshKeyForm
+from ..models import Duration, Order, OrderStatus, Preparation
+from ..services.provisioning import order_set_ssh_key
 
 CONFIGURE_TEMPLATE = "rental/configure.html"
+ORDER_TEMPLATE = "rental/order_detail.html"
+ORDER_STATUS_TEMPLATE = "rental/_order_status.html"
 ORDERS_PER_PAGE = 25
+# While these last, the order page asks for its status every few seconds.
+POLLED_STATUSES = frozenset({OrderStatus.PAID, OrderStatus.PROVISIONING})
+# The hosts and cards of the order are shown (with the SSH commands while active).
+ACCESS_STATUSES = frozenset({OrderStatus.ACTIVE, OrderStatus.ENDED})
 
 
 @require_GET
@@ -112,10 +122,82 @@ def _own_order(request: HttpRequest, order_id: int) -> Order:
         raise Http404(_("No such order in your account.")) from None
 
 
+def _parsed_key(line: str) -> SshPublicKey | None:
+    # A key that stricter checks now refuse shows as missing: the customer is asked again.
+    try:
+        return parse_ssh_public_key(line) if line else None
+    except ValidationError:
+        return None
+
+
+def status_version(order: Order) -> str:
+    """Changes whenever what the status area shows may have changed (every write to the order
+    bumps `updated_at`): the polling page sends it back and gets 204 while it is the same."""
+    return f"{order.status}-{order.updated_at.timestamp():.6f}"
+
+
+def _order_context(request: HttpRequest, order: Order, **extra) -> dict:
+    ssh_key = _parsed_key(order.ssh_public_key)
+    if "ssh_key_form" not in extra and order.accepts_ssh_key:
+        extra["ssh_key_form"] = OrderSshKeyForm(customer=request.user)
+    return {
+        "order": order,
+        "access": selectors.order_access(order) if order.status in ACCESS_STATUSES else [],
+        "ssh_key": ssh_key,
+        "ssh_key_missing": order.accepts_ssh_key and ssh_key is None,
+        "polling": order.status in POLLED_STATUSES,
+        "status_version": status_version(order),
+        **extra,
+    }
+
+
+def _render_order(request: HttpRequest, order: Order, status: int = 200, **extra) -> HttpResponse:
+    return render(request, ORDER_TEMPLATE, _order_context(request, order, **extra), status=status)
+
+
 @login_required
 @require_GET
 def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
-    return render(request, "rental/order_detail.html", {"order": _own_order(request, order_id)})
+    return _render_order(request, _own_order(request, order_id))
+
+
+@login_required
+@require_GET
+def order_status(request: HttpRequest, order_id: int) -> HttpResponse:
+    """The status and next step of the order page, which polls it while the order is paid or
+    being provisioned; 204 (nothing to swap) while nothing changed since `since`."""
+    order = _own_order(request, order_id)
+    if request.GET.get("since") == status_version(order):
+        return HttpResponse(status=204)
+    return render(request, ORDER_STATUS_TEMPLATE, _order_context(request, order))
+
+
+@login_required
+@require_POST
+def order_ssh_key(request: HttpRequest, order_id: int) -> HttpResponse:
+    """Give or replace the order's SSH public key until its hosts are prepared."""
+    form = OrderSshKeyForm(request.POST, customer=request.user)
+    if not form.is_valid():
+        order = _own_order(request, order_id)
+        return _render_order(request, order, status=400, ssh_key_form=form)
+    try:
+        order = order_set_ssh_key(
+            order_id=order_id,
+            customer=request.user,
+            key_text=form.cleaned_data["ssh_public_key"].line,
+            save_on_account=form.cleaned_data["save_on_account"],
+        )
+    except Order.DoesNotExist:
+        raise Http404(_("No such order in your account.")) from None
+    except ValidationError as exc:  # the form checks the key first; kept for safety
+        form.add_error("ssh_public_key", exc)
+        return _render_order(request, _own_order(request, order_id), status=400, ssh_key_form=form)
+    except RentalError as exc:
+        return _render_order(request, _own_order(request, order_id), status=409, error=exc.message)
+    messages.success(
+        request, _("Your SSH key is saved on order %(reference)s.") % {"reference": order.reference}
+    )
+    return redirect("rental:order_detail", order_id=order.pk)
 
 
 @login_required
@@ -126,8 +208,7 @@ def order_cancel(request: HttpRequest, order_id: int) -> HttpResponse:
     except Order.DoesNotExist:
         raise Http404(_("No such order in your account.")) from None
     except RentalError as exc:
-        context = {"order": _own_order(request, order_id), "error": exc.message}
-        return render(request, "rental/order_detail.html", context, status=409)
+        return _render_order(request, _own_order(request, order_id), status=409, error=exc.message)
     messages.success(
         request,
         _("Order %(reference)s is cancelled and its lots are released.")

@@ -1,0 +1,71 @@
+"""Stock comes from the hosts: free cards of available hosts, minus what unpaid orders hold.
+
+An order awaiting payment (or under payment review) holds its lots without cards being chosen;
+a paid order whose capacity vanished keeps holding them while it waits in the operators' queue.
+Cards are chosen only when an order is paid (`rental.services.order_allocate`).
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.db.models import Q, Sum
+
+from .allocation import FreeHost, lots_free
+from .models import (
+    HOLDING_STATUSES,
+    CardAllocation,
+    GpuModel,
+    Host,
+    HostState,
+    Order,
+    OrderStatus,
+    ProvisioningIssue,
+)
+
+HOLDING = Q(status__in=HOLDING_STATUSES) | Q(
+    status=OrderStatus.PAID, provisioning_issue=ProvisioningIssue.CAPACITY
+)
+
+
+def free_hosts(gpu_model_ids: Iterable[int]) -> dict[int, list[FreeHost]]:
+    """Available hosts of these models with the indices of their free cards (two queries)."""
+    hosts = list(
+        Host.objects.filter(gpu_model_id__in=list(gpu_model_ids), state=HostState.AVAILABLE)
+        .order_by("name", "pk")
+        .values_list("pk", "gpu_model_id", "cards")
+    )
+    taken: dict[int, set[int]] = defaultdict(set)
+    for host_id, card_index in CardAllocation.objects.filter(
+        host_id__in=[host_id for host_id, _model, _cards in hosts], released_at__isnull=True
+    ).values_list("host_id", "card_index"):
+        taken[host_id].add(card_index)
+    by_model: dict[int, list[FreeHost]] = defaultdict(list)
+    for host_id, model_id, cards in hosts:
+        free = tuple(index for index in range(cards) if index not in taken[host_id])
+        by_model[model_id].append(FreeHost(host_id=host_id, free_cards=free))
+    return by_model
+
+
+def held_lots(
+    gpu_model_ids: Iterable[int], *, exclude_order_id: int | None = None
+) -> dict[int, int]:
+    """Lots held by orders that have no cards yet, per model (one query)."""
+    orders = Order.objects.filter(HOLDING, gpu_model_id__in=list(gpu_model_ids))
+    if exclude_order_id is not None:
+        orders = orders.exclude(pk=exclude_order_id)
+    rows = orders.values("gpu_model_id").annotate(lots=Sum("lots")).order_by()
+    return {row["gpu_model_id"]: row["lots"] for row in rows}
+
+
+def lots_available(gpu_models: Iterable[GpuModel]) -> dict[int, int]:
+    """Lots a new order may take now, per model id (three queries, whatever the size)."""
+    models = list(gpu_models)
+    ids = [model.pk for model in models]
+    hosts = free_hosts(ids)
+    held = held_lots(ids)
+    return {
+        model.pk: max(
+            0, lots_free(hosts.get(model.pk, []), model.cards_per_lot) - held.get(model.pk, 0)
+        )
+        for model in models
+    }

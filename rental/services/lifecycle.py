@@ -1,0 +1,97 @@
+"""The rental's life once active: reminders before the end, then a hard stop.
+
+`rentals_tick` runs from Celery beat every minute with the real clock; tests pass `now`.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+
+from ..exceptions import InvalidTransition
+from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
+from .orders import order_set_status
+
+# Hours before the end → the reminder sent then, most imminent first.
+REMINDERS: tuple[tuple[int, str], ...] = (
+    (1, OrderEmailKind.REMINDER_1H),
+    (24, OrderEmailKind.REMINDER_24H),
+    (72, OrderEmailKind.REMINDER_72H),
+)
+REMINDER_HOURS = {kind: hours for hours, kind in REMINDERS}
+LONGEST_REMINDER = timedelta(hours=max(hours for hours, _kind in REMINDERS))
+
+
+def reminder_due(order: Order, now: datetime) -> str | None:
+    """The reminder this active order should have had by `now`, or None.
+
+    Only the most imminent passed threshold counts: after a worker outage, a rental ending in
+    30 minutes gets the one-hour reminder, not a stale "24 hours left". A threshold at or before
+    the start (the 72-hour one of a 3-day rental) is never due: the ready email says it all.
+    """
+    if order.status != OrderStatus.ACTIVE or order.ends_at is None or now >= order.ends_at:
+        return None
+    for hours, kind in REMINDERS:
+        threshold = order.ends_at - timedelta(hours=hours)
+        if threshold <= now and threshold > order.starts_at:
+            return kind
+    return None
+
+
+def order_end(*, order_id: int, now: datetime | None = None, actor: User | None = None) -> Order:
+    """The hard stop: the rental is over, its cards go back to the hosts' free stock.
+
+    Raises InvalidTransition when the order is not active or its end has not come yet.
+    """
+    from .. import tasks
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.ACTIVE or order.ends_at > now:
+            raise InvalidTransition()
+        order = order_set_status(
+            order_id=order.pk,
+            to_status=OrderStatus.ENDED,
+            actor=actor,
+            reason="Rental period over: access stopped, cards released",
+        )
+        CardAllocation.objects.filter(order=order, released_at__isnull=True).update(released_at=now)
+        tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.ENDED)
+    return order
+
+
+@dataclass
+class TickReport:
+    ended: list[int] = field(default_factory=list)
+    reminded: list[tuple[int, str]] = field(default_factory=list)
+
+
+def rentals_tick(*, now: datetime | None = None) -> TickReport:
+    """End what is over, queue the reminders that are due. Safe to run twice: ending checks
+    the status under the row lock and each email is sent at most once per order."""
+    from .. import tasks
+
+    now = now or timezone.now()
+    report = TickReport()
+    closing = (
+        Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now + LONGEST_REMINDER)
+        .prefetch_related("emails")
+        .order_by("ends_at", "pk")
+    )
+    for order in closing:
+        if order.ends_at <= now:
+            try:
+                order_end(order_id=order.pk, now=now)
+            except InvalidTransition:
+                continue  # ended by another run meanwhile
+            report.ended.append(order.pk)
+            continue
+        kind = reminder_due(order, now)
+        if kind and kind not in {email.kind for email in order.emails.all()}:
+            tasks.order_email.delay_on_commit(order.pk, kind, now.isoformat())
+            report.reminded.append((order.pk, kind))
+    return report

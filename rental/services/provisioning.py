@@ -1,0 +1,326 @@
+"""From paid to active: cards allocated on hosts, hosts prepared, readiness confirmed over SSH.
+
+paid ──allocate──▶ provisioning ──operator marks prepared──▶ (readiness checks) ──▶ active
+ │ no capacity: stays paid, issue "capacity"        │ repeated failures: issue "readiness"
+ └──▶ operators' queue                              └──▶ operators' queue
+
+Nothing is promised to the customer before the worker has seen every allocated host answer
+with an SSH banner.
+"""
+
+import enum
+from collections import Counter
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from accounts.models import User
+from accounts.ssh_keys import parse_ssh_public_key
+
+from .. import capacity
+from ..allocation import plan_allocation
+from ..exceptions import (
+    HostCardsInUse,
+    HostModelLocked,
+    NotAwaitingCapacity,
+    NotBeingProvisioned,
+    NotReadinessFailed,
+    SshKeyLocked,
+    SshKeyMissing,
+)
+from ..models import (
+    CardAllocation,
+    GpuModel,
+    Host,
+    Order,
+    OrderEmailKind,
+    OrderStatus,
+    ProvisioningIssue,
+)
+from ..readiness import Endpoint, ProbeFailure, probe_all
+from .orders import order_set_status
+
+# ------------------------------------------------------------------------ the driver
+
+
+class ProvisioningDriver:
+    """What prepares the hosts of an order once its cards are allocated.
+
+    `request` is called after the allocation commits. A driver that prepares hosts itself calls
+    `order_mark_prepared` when done; the worker then confirms readiness either way.
+    """
+
+    name = "abstract"
+
+    def request(self, order: Order) -> None:
+        raise NotImplementedError
+
+
+class ManualDriver(ProvisioningDriver):
+    """The built-in driver: operators see the order in /ops/provisioning/, prepare the hosts by
+    hand with the preparation and the customer's key, and mark the order prepared there."""
+
+    name = "manual"
+
+    def request(self, order: Order) -> None:
+        return None  # the order is listed in the operators' provisioning queue
+
+
+def provisioning_driver() -> ProvisioningDriver:
+    return import_string(settings.PROVISIONING_DRIVER)()
+
+
+# ------------------------------------------------------------------------ allocation
+
+
+def order_allocate(*, order_id: int, actor: User | None) -> Order:
+    """Give a paid order its cards, or leave it paid in the operators' queue with the reason.
+
+    Locks the GPU model row, the same lock `order_create` takes: allocations and new orders of
+    one model run one at a time, so no card is given twice (the partial unique index on live
+    allocations would refuse it anyway).
+    """
+    from .. import tasks
+
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.PAID:
+            raise NotAwaitingCapacity()
+        GpuModel.objects.select_for_update(of=("self",)).get(pk=order.gpu_model_id)
+        hosts = capacity.free_hosts([order.gpu_model_id]).get(order.gpu_model_id, [])
+        plan = plan_allocation(hosts, lots=order.lots, cards_per_lot=order.cards_per_lot)
+        if plan is None:
+            free = sum(len(host.free_cards) for host in hosts)
+            detail = (
+                f"Needs {order.lots} lot(s) of {order.cards_per_lot} card(s) on one host each; "
+                f"free on available hosts: {free} card(s) on {len(hosts)} host(s)."
+            )
+            first_time = order.provisioning_issue != ProvisioningIssue.CAPACITY
+            Order.objects.filter(pk=order.pk).update(
+                provisioning_issue=ProvisioningIssue.CAPACITY,
+                provisioning_issue_detail=detail,
+                updated_at=timezone.now(),
+            )
+            if first_time:
+                tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.PROVISIONING_DELAYED)
+            order.refresh_from_db()
+            return order
+        CardAllocation.objects.bulk_create(
+            CardAllocation(
+                order=order, host_id=place.host_id, lot=place.lot, card_index=place.card_index
+            )
+            for place in plan
+        )
+        names = dict(
+            Host.objects.filter(pk__in={p.host_id for p in plan}).values_list("pk", "name")
+        )
+        per_host = Counter(place.host_id for place in plan)
+        placed = ", ".join(f"{names[host_id]} ×{cards}" for host_id, cards in per_host.items())
+        order = order_set_status(
+            order_id=order.pk,
+            to_status=OrderStatus.PROVISIONING,
+            actor=actor,
+            reason=f"Cards allocated: {placed}",
+            provisioning_issue="",
+            provisioning_issue_detail="",
+        )
+        transaction.on_commit(lambda: provisioning_driver().request(Order.objects.get(pk=order_id)))
+    return order
+
+
+# ------------------------------------------------------------------------ the SSH key
+
+
+def order_set_ssh_key(
+    *, order_id: int, customer: User, key_text: str, save_on_account: bool = False
+) -> Order:
+    """The customer's public key for this order (and, if asked, for the next ones too).
+
+    Raises Order.DoesNotExist for another customer's order, ValidationError for a bad key and
+    SshKeyLocked once the hosts are prepared.
+    """
+    key = parse_ssh_public_key(key_text)
+    with transaction.atomic():
+        order = (
+            Order.objects.select_for_update(of=("self",))
+            .filter(pk=order_id, customer=customer)
+            .first()
+        )
+        if order is None:
+            raise Order.DoesNotExist()
+        if not order.accepts_ssh_key:
+            raise SshKeyLocked()
+        order.ssh_public_key = key.line
+        order.save(update_fields=["ssh_public_key", "updated_at"])
+        if save_on_account:
+            User.objects.filter(pk=customer.pk).update(ssh_public_key=key.line)
+            customer.ssh_public_key = key.line
+    return order
+
+
+# ------------------------------------------------------------------------ prepared, then ready
+
+
+def order_mark_prepared(*, order_id: int, actor: User | None, access_notes: str) -> Order:
+    """The hosts are prepared: record the access details and let the worker check readiness.
+
+    Marking again (after a failed readiness check) replaces the details and starts the checks
+    over.
+    """
+    from .. import tasks
+
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.PROVISIONING:
+            raise NotBeingProvisioned()
+        if not order.ssh_public_key:
+            raise SshKeyMissing()
+        order.prepared_at = timezone.now()
+        order.prepared_by = actor
+        order.access_notes = access_notes.strip()
+        order.readiness_attempts = 0
+        order.readiness_error = ""
+        order.provisioning_issue = ""
+        order.provisioning_issue_detail = ""
+        order.save(
+            update_fields=[
+                "prepared_at",
+                "prepared_by",
+                "access_notes",
+                "readiness_attempts",
+                "readiness_error",
+                "provisioning_issue",
+                "provisioning_issue_detail",
+                "updated_at",
+            ]
+        )
+        tasks.order_readiness.delay_on_commit(order.pk)
+    return order
+
+
+def order_recheck_readiness(*, order_id: int, actor: User | None) -> Order:
+    """Operators: the SSH endpoint is fixed, check again (the counter starts over). Only once
+    the worker gave up: while it still checks, a second chain of checks would run beside it."""
+    from .. import tasks
+
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if (
+            order.status != OrderStatus.PROVISIONING
+            or order.provisioning_issue != ProvisioningIssue.READINESS
+        ):
+            raise NotReadinessFailed()
+        Order.objects.filter(pk=order.pk).update(
+            readiness_attempts=0,
+            provisioning_issue="",
+            provisioning_issue_detail="",
+            updated_at=timezone.now(),
+        )
+        tasks.order_readiness.delay_on_commit(order.pk)
+    order.refresh_from_db()
+    return order
+
+
+class Readiness(enum.StrEnum):
+    READY = "ready"  # every host answered: the order is active
+    RETRY = "retry"  # some host did not answer; check again after a backoff
+    GAVE_UP = "gave_up"  # too many failures: in the operators' queue
+    NOT_APPLICABLE = "not_applicable"  # not prepared, already active, ended...
+
+
+def order_endpoints(order: Order) -> list[Endpoint]:
+    """The SSH endpoints of the hosts holding the order's live cards, by host name."""
+    hosts = (
+        Host.objects.filter(allocations__order=order, allocations__released_at__isnull=True)
+        .distinct()
+        .order_by("name")
+    )
+    return [Endpoint(host=host.ssh_host, port=host.ssh_port, label=host.name) for host in hosts]
+
+
+def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Readiness:
+    """Probe every allocated host's SSH endpoint (no lock held), then record the outcome.
+
+    All answered: the order becomes active, starting now for its duration, and the customer
+    is told after the commit. Otherwise the failure is counted; after
+    `READINESS_MAX_ATTEMPTS` the order goes to the operators' queue.
+    """
+    from .. import tasks
+
+    order = Order.objects.get(pk=order_id)
+    if order.status != OrderStatus.PROVISIONING or order.prepared_at is None:
+        return Readiness.NOT_APPLICABLE
+    if order.provisioning_issue == ProvisioningIssue.READINESS:
+        return Readiness.GAVE_UP
+    prepared_at = order.prepared_at
+    endpoints = order_endpoints(order)
+    results = probe_all(endpoints, timeout=settings.READINESS_TIMEOUT_SECONDS)
+    failures = [result for _endpoint, result in results if isinstance(result, ProbeFailure)]
+    now = now or timezone.now()
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.PROVISIONING or order.prepared_at != prepared_at:
+            return Readiness.NOT_APPLICABLE  # marked again meanwhile: that check decides
+        if not endpoints:
+            failures_text = "No allocated host to check."
+        elif not failures:
+            hosts = ", ".join(endpoint.label for endpoint in endpoints)
+            order_set_status(
+                order_id=order.pk,
+                to_status=OrderStatus.ACTIVE,
+                actor=None,
+                reason=f"SSH answered on {hosts}",
+                starts_at=now,
+                ends_at=now + timedelta(days=order.duration_days),
+                readiness_error="",
+            )
+            tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.READY)
+            return Readiness.READY
+        else:
+            failures_text = "; ".join(str(failure) for failure in failures)
+        order.readiness_attempts += 1
+        order.readiness_error = failures_text[:500]
+        fields = ["readiness_attempts", "readiness_error", "updated_at"]
+        outcome = Readiness.RETRY
+        if order.readiness_attempts >= settings.READINESS_MAX_ATTEMPTS:
+            order.provisioning_issue = ProvisioningIssue.READINESS
+            order.provisioning_issue_detail = (
+                f"No SSH banner after {order.readiness_attempts} checks: {failures_text}"
+            )[:500]
+            fields += ["provisioning_issue", "provisioning_issue_detail"]
+            outcome = Readiness.GAVE_UP
+        order.save(update_fields=fields)
+    return outcome
+
+
+# ------------------------------------------------------------------------ hosts
+
+
+HOST_FIELDS = ("name", "gpu_model", "cards", "ssh_host", "ssh_port", "ssh_user", "state", "notes")
+
+
+def host_save(*, host: Host) -> Host:
+    """Create or update a host (validated by the form); refuses to drop rented cards.
+
+    Locks the host row and checks its live allocations: the cards in use stay, and the model
+    of a host with rented cards cannot change.
+    """
+    with transaction.atomic():
+        if host.pk is None:
+            host.full_clean()
+            host.save()
+            return host
+        current = Host.objects.select_for_update(of=("self",)).get(pk=host.pk)
+        live = CardAllocation.objects.filter(host=current, released_at__isnull=True)
+        highest = max(live.values_list("card_index", flat=True), default=None)
+        if highest is not None:
+            if host.gpu_model_id != current.gpu_model_id:
+                raise HostModelLocked()
+            if host.cards <= highest:
+                raise HostCardsInUse(needed=highest + 1)
+        host.full_clean()
+        host.save()
+    return host
