@@ -45,7 +45,7 @@ run: install
 	$(PY) manage.py load_demo_accounts
 	$(PY) manage.py load_demo_balance
 	@echo ""
-	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker and beat)"
+	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker, beat, chain and demo SSH server)"
 	@echo ""
 	HOST=$(HOST) PORT=$(PORT) ANVIL_PORT=$(ANVIL_PORT) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
 	  $(VENV)/bin/honcho -f Procfile.dev start

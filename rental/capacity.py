@@ -8,9 +8,9 @@ Cards are chosen only when an order is paid (`rental.services.order_allocate`).
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db.models import Q, Sum
+from django.db.models import Count, Q, Sum
 
-from .allocation import FreeHost, lots_free
+from .allocation import FreeHost
 from .models import (
     HOLDING_STATUSES,
     CardAllocation,
@@ -57,15 +57,25 @@ def held_lots(
     return {row["gpu_model_id"]: row["lots"] for row in rows}
 
 
+def lots_free_per_model(gpu_models: Iterable[GpuModel]) -> dict[int, int]:
+    """Whole lots the available hosts can still take, per model id (one query: each host's
+    live cards are counted in the database, never loaded)."""
+    cards_per_lot = {model.pk: model.cards_per_lot for model in gpu_models}
+    free: dict[int, int] = defaultdict(int)
+    hosts = (
+        Host.objects.filter(gpu_model_id__in=list(cards_per_lot), state=HostState.AVAILABLE)
+        .annotate(taken=Count("allocations", filter=Q(allocations__released_at__isnull=True)))
+        .values_list("gpu_model_id", "cards", "taken")
+        .order_by()
+    )
+    for model_id, cards, taken in hosts:
+        free[model_id] += (cards - taken) // cards_per_lot[model_id]
+    return free
+
+
 def lots_available(gpu_models: Iterable[GpuModel]) -> dict[int, int]:
-    """Lots a new order may take now, per model id (three queries, whatever the size)."""
+    """Lots a new order may take now, per model id (two queries, whatever the size)."""
     models = list(gpu_models)
-    ids = [model.pk for model in models]
-    hosts = free_hosts(ids)
-    held = held_lots(ids)
-    return {
-        model.pk: max(
-            0, lots_free(hosts.get(model.pk, []), model.cards_per_lot) - held.get(model.pk, 0)
-        )
-        for model in models
-    }
+    free = lots_free_per_model(models)
+    held = held_lots([model.pk for model in models])
+    return {model.pk: max(0, free[model.pk] - held.get(model.pk, 0)) for model in models}

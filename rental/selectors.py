@@ -11,7 +11,7 @@ from .models import CardAllocation, GpuModel, LotPrice, Order, OrderStatus, Orde
 
 
 def catalogue() -> list[GpuModel]:
-    """Active GPU models with their lot prices and `lots_available` from the hosts (five
+    """Active GPU models with their lot prices and `lots_available` from the hosts (four
     queries, whatever the size)."""
     models = list(
         GpuModel.objects.filter(active=True).prefetch_related(
