@@ -37,4 +37,4 @@ def order_readiness(order_id: int) -> str:
 def rentals_tick() -> dict:
     """Celery beat, every minute: hard stops and reminders."""
     report = lifecycle.rentals_tick()
-    return {"ended": report.ended, "reminded": report.reminded}
+    return {"ended": report.ended, "reminded": report.reminded, "rechecked": report.rechecked}

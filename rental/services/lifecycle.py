@@ -23,6 +23,10 @@ REMINDERS: tuple[tuple[int, str], ...] = (
 )
 REMINDER_HOURS = {kind: hours for hours, kind in REMINDERS}
 LONGEST_REMINDER = timedelta(hours=max(hours for hours, _kind in REMINDERS))
+# A prepared order whose readiness checks stopped (a check lost in a crash, a broker outage
+# when the next one was queued) is checked again after this long without news. The longest
+# pause between two checks is 5 minutes.
+STALLED_READINESS = timedelta(minutes=15)
 
 
 def reminder_due(order: Order, now: datetime) -> str | None:
@@ -68,11 +72,13 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
 class TickReport:
     ended: list[int] = field(default_factory=list)
     reminded: list[tuple[int, str]] = field(default_factory=list)
+    rechecked: list[int] = field(default_factory=list)
 
 
 def rentals_tick(*, now: datetime | None = None) -> TickReport:
-    """End what is over, queue the reminders that are due. Safe to run twice: ending checks
-    the status under the row lock and each email is sent at most once per order."""
+    """End what is over, queue the reminders that are due, restart stalled readiness checks.
+    Safe to run twice: ending checks the status under the row lock, each email is sent at most
+    once per order, and a readiness check of an order that changed meanwhile does nothing."""
     from .. import tasks
 
     now = now or timezone.now()
@@ -94,4 +100,13 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
         if kind and kind not in {email.kind for email in order.emails.all()}:
             tasks.order_email.delay_on_commit(order.pk, kind, now.isoformat())
             report.reminded.append((order.pk, kind))
+    stalled = Order.objects.filter(
+        status=OrderStatus.PROVISIONING,
+        prepared_at__isnull=False,
+        provisioning_issue="",
+        updated_at__lt=now - STALLED_READINESS,
+    ).values_list("pk", flat=True)
+    for order_id in stalled:
+        tasks.order_readiness.delay_on_commit(order_id)
+        report.rechecked.append(order_id)
     return report

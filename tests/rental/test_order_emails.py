@@ -2,10 +2,9 @@
 
 Each is sent once, only after the commit that caused it, in the customer's language.
 
-The clock: `rentals_tick(now=...)` takes a controlled time, but the email task checks again,
-with the real clock, that a reminder is still due when it runs (a reminder queued before a
-worker outage must not go out stale). So the reminder tests move the rental's period around
-the real clock and pass that same moment to the tick.
+The clock: `rentals_tick(now=...)` takes a controlled time and hands it to the email task,
+which checks again, as of that moment, that the reminder is still due when it runs. Most tests
+move the rental's period around the real clock; one leaves it and moves the clock instead.
 """
 
 from datetime import timedelta
@@ -215,6 +214,18 @@ def test_a_seven_day_rental_gets_each_reminder_once(
     [last] = sent(order, OrderEmailKind.REMINDER_1H)
     assert last.subject == f"Order {order.reference}: your rental ends in 1 hour"
     assert len(sent(order, OrderEmailKind.REMINDER_72H)) == 1
+
+
+def test_a_clock_days_ahead_sends_the_reminder_due_then(
+    customer, activate, django_capture_on_commit_callbacks
+):
+    order = activate(customer, duration_days=7)  # ends in seven days of real time
+    tick(
+        order.ends_at - timedelta(hours=24) + timedelta(minutes=1),
+        django_capture_on_commit_callbacks,
+    )
+    assert len(sent(order, OrderEmailKind.REMINDER_24H)) == 1
+    assert sent(order, OrderEmailKind.REMINDER_72H) == []  # superseded: never sent late
 
 
 def test_after_an_outage_only_the_most_imminent_reminder_goes_out(

@@ -20,6 +20,7 @@ from rental.models import (
     ProvisioningIssue,
 )
 from rental.services import order_mark_paid
+from rental.services.lifecycle import rentals_tick
 from rental.services.provisioning import (
     Readiness,
     order_allocate,
@@ -308,3 +309,23 @@ def test_readiness_of_an_order_not_prepared_does_nothing(provisioning_order):
     assert order_check_readiness(order_id=order.pk) == Readiness.NOT_APPLICABLE
     order.refresh_from_db()
     assert (order.status, order.readiness_attempts) == (OrderStatus.PROVISIONING, 0)
+
+
+def test_the_tick_restarts_readiness_checks_that_stalled(
+    provisioning_order, sshd, django_capture_on_commit_callbacks
+):
+    order = provisioning_order((sshd.host, sshd.port))
+    with django_capture_on_commit_callbacks(execute=False):  # the queued check is lost
+        order_mark_prepared(order_id=order.pk, actor=None, access_notes="Ubuntu 24.04")
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PROVISIONING
+
+    with django_capture_on_commit_callbacks(execute=True):
+        soon = rentals_tick(now=order.updated_at + timedelta(minutes=5))
+    assert soon.rechecked == []
+    with django_capture_on_commit_callbacks(execute=True):
+        later = rentals_tick(now=order.updated_at + timedelta(minutes=16))
+
+    assert later.rechecked == [order.pk]
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ACTIVE
