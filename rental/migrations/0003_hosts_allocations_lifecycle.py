@@ -6,9 +6,14 @@ from django.db import migrations, models
 
 
 def payment_emails_recorded(apps, schema_editor):
-    """The "payment received" emails already sent become OrderEmail rows: never sent twice."""
+    """The "payment received" emails already sent become OrderEmail rows: never sent twice.
+    Orders paid before hosts were tracked have no cards: they wait for operators to allocate."""
     Order = apps.get_model("rental", "Order")
     OrderEmail = apps.get_model("rental", "OrderEmail")
+    Order.objects.filter(status="paid").update(
+        provisioning_issue="capacity",
+        provisioning_issue_detail="Paid before hosts were tracked: allocate its cards.",
+    )
     OrderEmail.objects.bulk_create(
         OrderEmail(order_id=order_id, kind="payment_received")
         for order_id in Order.objects.filter(paid_notified_at__isnull=False).values_list(
@@ -187,7 +192,7 @@ class Migration(migrations.Migration):
             model_name='orderemail',
             constraint=models.UniqueConstraint(fields=('order', 'kind'), name='order_email_once'),
         ),
-        migrations.RunPython(payment_emails_recorded, migrations.RunPython.noop),
+        migrations.RunPython(payment_emails_recorded, migrations.RunPython.noop, elidable=True),
         migrations.RemoveField(
             model_name='order',
             name='paid_notified_at',
