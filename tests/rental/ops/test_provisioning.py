@@ -208,18 +208,6 @@ def test_prepared_hosts_that_refuse_ssh_end_in_the_ssh_section(
     assert order.reference not in section(queue, "checking")
 
 
-def test_the_demo_hosts_do_not_answer_in_tests(
-    operator_client, provisioning_order, prepare, settings
-):
-    """The demo catalogue points at 127.0.0.1:DEMO_SSH_PORT, where nothing listens in tests."""
-    host = order_hosts(provisioning_order).get()
-    assert (host.ssh_host, host.ssh_port) == ("127.0.0.1", settings.DEMO_SSH_PORT)
-    prepare(provisioning_order)
-    failed = section(operator_client.get(QUEUE).content.decode(), "ssh-failed")
-    assert provisioning_order.reference in failed
-    assert "refused" in failed
-
-
 def test_hosts_that_answer_make_the_rental_active(
     operator_client, provisioning_order, prepare, sshd
 ):
