@@ -32,3 +32,10 @@ class IdempotencyConflict(PaymentError):
         "This form was already sent with other values; nothing new was posted. "
         "Open a new form for another operation."
     )
+
+
+class PaymentNotDeclarable(PaymentError):
+    message = _(
+        "This payment is already settled or closed: there is nothing to declare. "
+        "Its status on this page is the outcome."
+    )

@@ -257,6 +257,13 @@ class ReviewReason(models.TextChoices):
 
 # The money states in which the watcher still looks at the address.
 WATCHED_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED, PaymentStatus.EXPIRED)
+# Open payments: before expiry, nothing or not yet enough confirmed.
+LIVE_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED)
+# Nothing more can change on these: the page stops asking for its status.
+FINAL_STATUSES = (PaymentStatus.CONFIRMED, PaymentStatus.RESOLVED, PaymentStatus.INVALID)
+# The customer may still say "I have paid" while the address is watched (a late transfer is
+# reviewed, not lost).
+DECLARABLE_STATUSES = WATCHED_STATUSES
 
 
 class CryptoPayment(models.Model):

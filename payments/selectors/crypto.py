@@ -16,23 +16,18 @@ from accounts.models import User
 from rental.models import Order
 
 from ..models import (
+    DECLARABLE_STATUSES,
+    FINAL_STATUSES,
+    LIVE_STATUSES,
     ChainCursor,
     ChainTransfer,
     CryptoPayment,
     LedgerAccount,
     LedgerAccountKind,
-    PaymentStatus,
     TransferStatus,
 )
 from ..networks import Network, all_networks, enabled_networks
 from ..services.watcher import HEAD_LAG
-
-LIVE_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED)
-# Nothing more can change on these: the page stops asking for its status.
-FINAL_STATUSES = (PaymentStatus.CONFIRMED, PaymentStatus.RESOLVED, PaymentStatus.INVALID)
-# The customer may still say "I have paid" on these (a late transfer is reviewed, not lost).
-DECLARABLE_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED, PaymentStatus.EXPIRED)
-
 
 # ------------------------------------------------------------------------------ choices
 

@@ -14,8 +14,10 @@ from rental.models import Order, OrderStatus
 from rental.money import usd
 
 from ..addresses import derive_address
-from ..exceptions import OrderNotPayable, PaymentError
+from ..exceptions import OrderNotPayable, PaymentError, PaymentNotDeclarable
 from ..models import (
+    DECLARABLE_STATUSES,
+    LIVE_STATUSES,
     AddressIndexCounter,
     ChainCursor,
     CryptoPayment,
@@ -27,7 +29,6 @@ from ..models import (
 )
 from ..networks import Asset, Network, enabled_networks
 
-LIVE_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED)
 # The watcher reads up to 1-2 blocks behind the head every few seconds: a payment expires only
 # once a scan has run this long after its expiry, so a late worker never expires a paid payment.
 EXPIRY_SCAN_MARGIN = timedelta(seconds=30)
@@ -172,6 +173,8 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
             raise CryptoPayment.DoesNotExist()
         if payment.declared_at is not None:
             return payment
+        if payment.status not in DECLARABLE_STATUSES:
+            raise PaymentNotDeclarable()
         payment.declared_at = timezone.now()
         payment.declared_tx_hash = tx_hash.lower()
         payment.save(update_fields=["declared_at", "declared_tx_hash", "updated_at"])

@@ -101,6 +101,10 @@ def declare(request: HttpRequest, payment_id: int) -> HttpResponse:
         )
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
+    except PaymentError as exc:
+        page = payment_page(customer=request.user, payment_id=payment_id)
+        context = {"page": page, "declare_form": form, "declare_error": exc.message}
+        return render(request, PAGE_TEMPLATE, context, status=409)
     return redirect("payments:payment_detail", payment_id=payment_id)
 
 

@@ -107,3 +107,22 @@ def test_a_confirmed_payment_offers_no_declaration(customer_client, payment):
     type(payment).objects.filter(pk=payment.pk).update(status=PaymentStatus.CONFIRMED)
     html = customer_client.get(page_url(payment)).content.decode()
     assert declare_url(payment) not in html
+
+
+@pytest.mark.parametrize(
+    "status", [PaymentStatus.CONFIRMED, PaymentStatus.RESOLVED, PaymentStatus.INVALID]
+)
+def test_a_crafted_declaration_of_a_closed_payment_changes_nothing(
+    customer_client, payment, status, django_capture_on_commit_callbacks
+):
+    type(payment).objects.filter(pk=payment.pk).update(status=status)
+
+    with django_capture_on_commit_callbacks() as queued:
+        response = customer_client.post(declare_url(payment), {"tx_hash": HASH})
+
+    assert response.status_code == 409
+    assert "already settled or closed: there is nothing to declare" in response.content.decode()
+    payment.refresh_from_db()
+    assert (payment.declared_at, payment.declared_tx_hash) == (None, "")
+    assert not PaymentEvent.objects.filter(payment=payment, kind="declared").exists()
+    assert queued == []  # the worker is not asked to look
