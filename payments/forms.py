@@ -90,7 +90,7 @@ class JournalFilterForm(forms.Form):
         value = self.cleaned_data["customer"].strip()
         if not value:
             return None
-        if value.isdigit():
+        if ASCII_DIGITS.fullmatch(value):
             return _id(value, CUSTOMER_MESSAGE)
         try:
             forms.EmailField().clean(value)
@@ -102,7 +102,7 @@ class JournalFilterForm(forms.Form):
         value = re.sub(r"^gr-", "", self.cleaned_data["order"].strip(), flags=re.IGNORECASE)
         if not value:
             return None
-        if not value.isdigit():
+        if not ASCII_DIGITS.fullmatch(value):
             raise ValidationError(ORDER_MESSAGE, code="invalid")
         return _id(value, ORDER_MESSAGE)
 
@@ -124,6 +124,10 @@ class JournalFilterForm(forms.Form):
             customer_email=customer if isinstance(customer, str) else "",
             order_id=data["order"],
         )
+
+
+# str.isdigit() also accepts "²" (int() refuses it) and other scripts' digits: ASCII only.
+ASCII_DIGITS = re.compile(r"[0-9]+")
 
 
 def _id(digits: str, message) -> int:

@@ -115,6 +115,9 @@ BAD_FILTERS = [
     ({"order": "-3"}, "order", "Enter the order&#x27;s number"),
     ({"order": "99999999999999999999"}, "order", "Enter the order&#x27;s number"),
     ({"customer": "grace at example"}, "customer", "full email address or their numeric id"),
+    ({"customer": "²"}, "customer", "full email address or their numeric id"),
+    ({"order": "²"}, "order", "Enter the order&#x27;s number"),
+    ({"order": "GR-٣"}, "order", "Enter the order&#x27;s number"),
 ]
 
 
