@@ -103,7 +103,14 @@ def payment_create_for_order(
     until its monitoring ends, so money sent there late is still found and reviewed).
     """
     network, asset = _asset_on(network_key, asset_symbol)
+    live = CryptoPayment.objects.select_for_update(of=("self",)).filter(
+        order_id=order_id, customer=customer, status__in=LIVE_STATUSES
+    )
     with transaction.atomic():
+        # Lock order everywhere: payments (by pk), then ledger accounts, then the order. The
+        # watcher and the expiry lock a payment before its order; taking the order first here
+        # deadlocked against them.
+        list(live.order_by("pk"))
         order = (
             Order.objects.select_for_update(of=("self",))
             .filter(pk=order_id, customer=customer)
@@ -113,10 +120,9 @@ def payment_create_for_order(
             raise Order.DoesNotExist()
         if order.status != OrderStatus.AWAITING_PAYMENT:
             raise OrderNotPayable()
-        live = CryptoPayment.objects.select_for_update(of=("self",)).filter(
-            order=order, status__in=LIVE_STATUSES
-        )
-        for payment in live:
+        # Read again under the order lock: a payment opened meanwhile by a double submission
+        # is found here (only this customer's requests create one, and they queue on the order).
+        for payment in live.order_by("pk"):
             if payment.network == network.key and payment.asset == asset.symbol:
                 return payment
             if payment.status == PaymentStatus.DETECTED or payment.seen_units:

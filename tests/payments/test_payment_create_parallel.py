@@ -63,3 +63,39 @@ def test_a_double_submission_for_one_order_opens_one_payment(
     assert len({payment.pk for payment in results}) == 1
     assert CryptoPayment.objects.filter(order=order).count() == 1
     assert DepositAddress.objects.count() == 1
+
+
+def test_choosing_another_stablecoin_while_the_payment_expires_never_deadlocks(
+    local_network, settings, customer, catalogue, place_order
+):
+    from payments.services.crypto import _expire_one
+
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "base": "http://127.0.0.1:9"}
+    outcomes = []
+    for _ in range(12):
+        order = place_order(customer, catalogue["h100"])
+        first = payment_create_for_order(
+            order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+        )
+
+        def work(index, order=order, first=first):
+            if index == 0:
+                return _expire_one(first.pk)  # the expiry job: payment, then order
+            return payment_create_for_order(  # the customer: another coin for the same order
+                order_id=order.pk, customer=customer, network_key="base", asset_symbol="USDC"
+            )
+
+        expired, created = run_concurrently(work, 2, workers=2)
+        # Either order of events is fine; an error other than "no longer payable" is not.
+        if isinstance(created, Exception):
+            assert type(created).__name__ == "OrderNotPayable", created
+            assert expired == 1
+            order.refresh_from_db()
+            assert order.status == "cancelled"
+        else:
+            assert created.network == "base"
+        assert not isinstance(expired, Exception), expired
+        first.refresh_from_db()
+        assert first.status == "expired"
+        outcomes.append(type(created).__name__)
+    assert len(outcomes) == 12
