@@ -24,6 +24,25 @@ def test_statement_lists_every_entry_with_running_balance_and_order_link(
     assert reverse("rental:order_detail", kwargs={"order_id": order.pk}) in rows[1]
     assert order.reference in rows[1]
     assert "Goodwill" in rows[2] and "308.40 USD" in rows[2]
+    # The system's own memos are English bookkeeping: the customer sees the translated kind.
+    assert "Order payment" in rows[1]
+    assert "paid from the USD balance" not in html
+
+
+def test_an_italian_statement_has_no_english_system_memo(
+    client, make_customer, catalogue, place_order, credit
+):
+    customer = make_customer(language="it")
+    client.force_login(customer)
+    credit(customer, "500.00", reason="Bonifico ricevuto")
+    order = place_order(customer, catalogue["h100"], lots=1, duration_days=3)
+    balance_pay_order(order_id=order.pk, customer=customer)
+
+    html = client.get(reverse("payments:statement"), HTTP_ACCEPT_LANGUAGE="it").content.decode()
+
+    assert "Pagamento dell&#x27;ordine" in html
+    assert "Bonifico ricevuto" in html  # finance's reason, written for the customer
+    assert "paid from the USD balance" not in html
 
 
 def test_statement_shows_only_the_customers_own_entries(
