@@ -122,6 +122,17 @@ def parse_ssh_public_key(text: str) -> SshPublicKey:
     return SshPublicKey(key_type=key_type, body=parts[1], comment=comment, bits=bits)
 
 
+def stored_ssh_key(line: str) -> SshPublicKey | None:
+    """A key line kept on an account or an order, parsed; None when there is none, or when
+    today's checks refuse it (the customer is then asked for a key again)."""
+    if not line:
+        return None
+    try:
+        return parse_ssh_public_key(line)
+    except ValidationError:
+        return None
+
+
 def validate_ssh_public_key(value: str) -> None:
     """Field validator: accept only one valid SSH public key line."""
     parse_ssh_public_key(value)

@@ -1,6 +1,5 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -9,7 +8,7 @@ from django.views.i18n import set_language as django_set_language
 
 from . import services
 from .forms import SshKeyForm
-from .ssh_keys import SshPublicKey, parse_ssh_public_key
+from .ssh_keys import stored_ssh_key
 
 
 @login_required
@@ -35,16 +34,8 @@ def ssh_key(request: HttpRequest) -> HttpResponse:
 
 
 def _render_overview(request: HttpRequest, form: SshKeyForm, status: int = 200) -> HttpResponse:
-    context = {"ssh_key_form": form, "saved_key": _saved_key(request.user.ssh_public_key)}
+    context = {"ssh_key_form": form, "saved_key": stored_ssh_key(request.user.ssh_public_key)}
     return render(request, "account/overview.html", context, status=status)
-
-
-def _saved_key(line: str) -> SshPublicKey | None:
-    # A saved key that stricter checks now refuse shows as none; the form still holds its text.
-    try:
-        return parse_ssh_public_key(line) if line else None
-    except ValidationError:
-        return None
 
 
 @require_POST

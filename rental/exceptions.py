@@ -86,3 +86,10 @@ class HostModelLocked(RentalError):
 
 class NotReadinessFailed(InvalidTransition):
     message = _("SSH is checked again only after the worker gave up on this order.")
+
+
+class SshKeyChanged(RentalError):
+    message = _(
+        "The customer replaced the SSH key after this page was loaded: install the key shown "
+        "now on the hosts, then mark the order prepared again."
+    )

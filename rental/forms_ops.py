@@ -198,3 +198,7 @@ class PrepareForm(forms.Form):
             ),
         },
     )
+    # The fingerprint of the key the operator saw on the page: if the customer replaced the key
+    # meanwhile, marking prepared is refused rather than locking the order to a key the hosts
+    # do not have.
+    key_fingerprint = forms.CharField(widget=forms.HiddenInput, required=False, max_length=100)

@@ -369,6 +369,14 @@ class OrderEmailKind(models.TextChoices):
     ENDED = "ended", _("Ended")
 
 
+# Reminder → hours before the end of the rental when it is due.
+REMINDER_HOURS: dict[str, int] = {
+    OrderEmailKind.REMINDER_1H: 1,
+    OrderEmailKind.REMINDER_24H: 24,
+    OrderEmailKind.REMINDER_72H: 72,
+}
+
+
 class OrderEmail(models.Model):
     """An email sent for one event of one order: the unique pair makes it once only."""
 

@@ -6,7 +6,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import translation
 
-from .models import Order, OrderEmailKind
+from .models import REMINDER_HOURS, Order, OrderEmailKind
 from .selectors import order_access
 
 # kind → template name under templates/rental/email/ (`<name>.txt` and `<name>_subject.txt`)
@@ -18,11 +18,6 @@ TEMPLATES = {
     OrderEmailKind.REMINDER_24H: "reminder",
     OrderEmailKind.REMINDER_1H: "reminder",
     OrderEmailKind.ENDED: "ended",
-}
-REMINDER_HOURS = {
-    OrderEmailKind.REMINDER_72H: 72,
-    OrderEmailKind.REMINDER_24H: 24,
-    OrderEmailKind.REMINDER_1H: 1,
 }
 
 

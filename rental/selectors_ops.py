@@ -7,10 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from accounts.ssh_keys import parse_ssh_public_key
+from accounts.ssh_keys import stored_ssh_key
 
 from .models import (
     CardAllocation,
@@ -72,8 +71,8 @@ class QueueRow:
     @property
     def ssh_key_type(self) -> str:
         """The key's type (ssh-ed25519...), or "" while the customer has given none."""
-        parts = self.order.ssh_public_key.split()
-        return parts[0] if parts else ""
+        key = stored_ssh_key(self.order.ssh_public_key)
+        return key.key_type if key else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +165,6 @@ class OpsOrderDetail:
         )
 
 
-def _fingerprint(key_text: str) -> str:
-    if not key_text:
-        return ""
-    try:
-        return parse_ssh_public_key(key_text).fingerprint
-    except ValidationError:
-        return ""
-
-
 def ops_order(*, order_id: int) -> OpsOrderDetail:
     """The order with its customer, who prepared it, its cards per host and its timeline
     (three queries); a missing id raises Order.DoesNotExist."""
@@ -193,6 +183,6 @@ def ops_order(*, order_id: int) -> OpsOrderDetail:
     return OpsOrderDetail(
         order=order,
         access=order_access(order),
-        ssh_key_fingerprint=_fingerprint(order.ssh_public_key),
+        ssh_key_fingerprint=getattr(stored_ssh_key(order.ssh_public_key), "fingerprint", ""),
         status_changes=list(order.status_changes.all()),
     )

@@ -4,7 +4,6 @@ from datetime import datetime
 
 from celery import shared_task
 
-from .readiness import backoff_seconds
 from .services import emails, lifecycle, provisioning
 
 
@@ -24,13 +23,7 @@ def order_readiness(order_id: int) -> str:
     after a growing pause (5 s, 10 s, 20 s ... at most 5 min) until the service gives up and the
     order waits in the operators' queue. Each check is a task of its own, so no worker slot is
     held during the pause."""
-    outcome = provisioning.order_check_readiness(order_id=order_id)
-    if outcome == provisioning.Readiness.RETRY:
-        attempts = provisioning.Order.objects.values_list("readiness_attempts", flat=True).get(
-            pk=order_id
-        )
-        order_readiness.apply_async(args=[order_id], countdown=backoff_seconds(attempts))
-    return outcome
+    return provisioning.order_check_readiness(order_id=order_id)
 
 
 @shared_task(acks_late=True)

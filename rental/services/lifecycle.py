@@ -12,16 +12,13 @@ from django.utils import timezone
 from accounts.models import User
 
 from ..exceptions import InvalidTransition
-from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
+from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
 from .orders import order_set_status
 
 # Hours before the end → the reminder sent then, most imminent first.
-REMINDERS: tuple[tuple[int, str], ...] = (
-    (1, OrderEmailKind.REMINDER_1H),
-    (24, OrderEmailKind.REMINDER_24H),
-    (72, OrderEmailKind.REMINDER_72H),
+REMINDERS: tuple[tuple[int, str], ...] = tuple(
+    sorted((hours, kind) for kind, hours in REMINDER_HOURS.items())
 )
-REMINDER_HOURS = {kind: hours for hours, kind in REMINDERS}
 LONGEST_REMINDER = timedelta(hours=max(hours for hours, _kind in REMINDERS))
 # A prepared order whose readiness checks stopped (a check lost in a crash, a broker outage
 # when the next one was queued) is checked again after this long without news. The longest

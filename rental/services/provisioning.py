@@ -13,11 +13,14 @@ from collections import Counter
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
+from django.utils.translation import gettext as _
 
 from accounts.models import User
+from accounts.services import user_set_ssh_key
 from accounts.ssh_keys import parse_ssh_public_key
 
 from .. import capacity
@@ -28,6 +31,7 @@ from ..exceptions import (
     NotAwaitingCapacity,
     NotBeingProvisioned,
     NotReadinessFailed,
+    SshKeyChanged,
     SshKeyLocked,
     SshKeyMissing,
 )
@@ -40,7 +44,7 @@ from ..models import (
     OrderStatus,
     ProvisioningIssue,
 )
-from ..readiness import Endpoint, ProbeFailure, probe_all
+from ..readiness import Endpoint, ProbeFailure, backoff_seconds, probe_all
 from .orders import order_set_status
 
 # ------------------------------------------------------------------------ the driver
@@ -156,19 +160,21 @@ def order_set_ssh_key(
         order.ssh_public_key = key.line
         order.save(update_fields=["ssh_public_key", "updated_at"])
         if save_on_account:
-            User.objects.filter(pk=customer.pk).update(ssh_public_key=key.line)
-            customer.ssh_public_key = key.line
+            user_set_ssh_key(user=customer, text=key.line)
     return order
 
 
 # ------------------------------------------------------------------------ prepared, then ready
 
 
-def order_mark_prepared(*, order_id: int, actor: User | None, access_notes: str) -> Order:
+def order_mark_prepared(
+    *, order_id: int, actor: User | None, access_notes: str, key_fingerprint: str | None = None
+) -> Order:
     """The hosts are prepared: record the access details and let the worker check readiness.
 
-    Marking again (after a failed readiness check) replaces the details and starts the checks
-    over.
+    `key_fingerprint` is the key the hosts were prepared with, as the operator saw it: when the
+    customer replaced the key meanwhile, SshKeyChanged is raised and nothing changes. Marking
+    again (after a failed readiness check) replaces the details and starts the checks over.
     """
     from .. import tasks
 
@@ -178,6 +184,10 @@ def order_mark_prepared(*, order_id: int, actor: User | None, access_notes: str)
             raise NotBeingProvisioned()
         if not order.ssh_public_key:
             raise SshKeyMissing()
+        if key_fingerprint is not None and (
+            key_fingerprint != parse_ssh_public_key(order.ssh_public_key).fingerprint
+        ):
+            raise SshKeyChanged()
         order.prepared_at = timezone.now()
         order.prepared_by = actor
         order.access_notes = access_notes.strip()
@@ -245,8 +255,9 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
     """Probe every allocated host's SSH endpoint (no lock held), then record the outcome.
 
     All answered: the order becomes active, starting now for its duration, and the customer
-    is told after the commit. Otherwise the failure is counted; after
-    `READINESS_MAX_ATTEMPTS` the order goes to the operators' queue.
+    is told after the commit. Otherwise the failure is counted and the next check is queued
+    after a growing pause (`backoff_seconds`); after `READINESS_MAX_ATTEMPTS` the order goes
+    to the operators' queue.
     """
     from .. import tasks
 
@@ -293,6 +304,11 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
             fields += ["provisioning_issue", "provisioning_issue_detail"]
             outcome = Readiness.GAVE_UP
         order.save(update_fields=fields)
+        if outcome == Readiness.RETRY:
+            delay = backoff_seconds(order.readiness_attempts)
+            transaction.on_commit(
+                lambda: tasks.order_readiness.apply_async(args=[order_id], countdown=delay)
+            )
     return outcome
 
 
@@ -305,22 +321,31 @@ HOST_FIELDS = ("name", "gpu_model", "cards", "ssh_host", "ssh_port", "ssh_user",
 def host_save(*, host: Host) -> Host:
     """Create or update a host (validated by the form); refuses to drop rented cards.
 
-    Locks the host row and checks its live allocations: the cards in use stay, and the model
-    of a host with rented cards cannot change.
+    Takes the GPU model row locks that allocation takes (old and new model, by pk), then the
+    host's: an allocation never lands on cards being removed, and the cards in use stay; the
+    model of a host with rented cards cannot change. A name taken meanwhile by another
+    operator is a field error, not a crash.
     """
     with transaction.atomic():
-        if host.pk is None:
-            host.full_clean()
-            host.save()
-            return host
-        current = Host.objects.select_for_update(of=("self",)).get(pk=host.pk)
-        live = CardAllocation.objects.filter(host=current, released_at__isnull=True)
-        highest = max(live.values_list("card_index", flat=True), default=None)
-        if highest is not None:
-            if host.gpu_model_id != current.gpu_model_id:
-                raise HostModelLocked()
-            if host.cards <= highest:
-                raise HostCardsInUse(needed=highest + 1)
+        models = {host.gpu_model_id}
+        if host.pk is not None:
+            models.add(Host.objects.values_list("gpu_model_id", flat=True).get(pk=host.pk))
+        list(GpuModel.objects.select_for_update(of=("self",)).filter(pk__in=models).order_by("pk"))
+        if host.pk is not None:
+            current = Host.objects.select_for_update(of=("self",)).get(pk=host.pk)
+            live = CardAllocation.objects.filter(host=current, released_at__isnull=True)
+            highest = max(live.values_list("card_index", flat=True), default=None)
+            if highest is not None:
+                if host.gpu_model_id != current.gpu_model_id:
+                    raise HostModelLocked()
+                if host.cards <= highest:
+                    raise HostCardsInUse(needed=highest + 1)
         host.full_clean()
-        host.save()
+        try:
+            with transaction.atomic():
+                host.save()
+        except IntegrityError:
+            raise ValidationError(
+                {"name": _("Another host already has this name.")}, code="unique"
+            ) from None
     return host

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.ssh_keys import SshPublicKey, parse_ssh_public_key
+from accounts.ssh_keys import stored_ssh_key
 
 from .. import selectors, services
 from ..exceptions import PriceUnavailable, RentalError
@@ -122,14 +122,6 @@ def _own_order(request: HttpRequest, order_id: int) -> Order:
         raise Http404(_("No such order in your account.")) from None
 
 
-def _parsed_key(line: str) -> SshPublicKey | None:
-    # A key that stricter checks now refuse shows as missing: the customer is asked again.
-    try:
-        return parse_ssh_public_key(line) if line else None
-    except ValidationError:
-        return None
-
-
 def status_version(order: Order) -> str:
     """Changes whenever what the status area shows may have changed (every write to the order
     bumps `updated_at`): the polling page sends it back and gets 204 while it is the same."""
@@ -137,7 +129,7 @@ def status_version(order: Order) -> str:
 
 
 def _order_context(request: HttpRequest, order: Order, **extra) -> dict:
-    ssh_key = _parsed_key(order.ssh_public_key)
+    ssh_key = stored_ssh_key(order.ssh_public_key)
     if "ssh_key_form" not in extra and order.accepts_ssh_key:
         extra["ssh_key_form"] = OrderSshKeyForm(customer=request.user)
     return {

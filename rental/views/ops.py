@@ -113,7 +113,12 @@ def _order_page(
 ) -> HttpResponse:
     detail = _order_or_404(order_id)
     if prepare_form is None:  # marking again starts from the details given last time
-        prepare_form = PrepareForm(initial={"access_notes": detail.order.access_notes})
+        prepare_form = PrepareForm(
+            initial={
+                "access_notes": detail.order.access_notes,
+                "key_fingerprint": detail.ssh_key_fingerprint,
+            }
+        )
     context = {
         "detail": detail,
         "prepare_form": prepare_form,
@@ -131,7 +136,10 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
 
 def _prepare(request: HttpRequest, order_id: int, form: forms.Form) -> None:
     order = provisioning.order_mark_prepared(
-        order_id=order_id, actor=request.user, access_notes=form.cleaned_data["access_notes"]
+        order_id=order_id,
+        actor=request.user,
+        access_notes=form.cleaned_data["access_notes"],
+        key_fingerprint=form.cleaned_data["key_fingerprint"],
     )
     messages.success(
         request,

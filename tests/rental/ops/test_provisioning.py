@@ -1,5 +1,7 @@
 """The provisioning queue and one order's page: allocate, mark prepared, check SSH again."""
 
+import re
+
 import pytest
 from django.core import mail
 from django.template.defaultfilters import date as date_filter
@@ -43,10 +45,41 @@ def prepare(operator_client, django_capture_on_commit_callbacks):
     """Mark the order prepared; the readiness task runs right after the commit."""
 
     def post(order, notes=NOTES, **kwargs):
+        data = {"access_notes": notes, "key_fingerprint": shown_fingerprint(order)}
         with django_capture_on_commit_callbacks(execute=True):
-            return operator_client.post(action_url(order, "prepare"), {"access_notes": notes})
+            return operator_client.post(action_url(order, "prepare"), data)
+
+    def shown_fingerprint(order) -> str:
+        """What the order page's prepare form carries: the key the operator sees."""
+        html = operator_client.get(order_url(order)).content.decode()
+        found = re.search(r'name="key_fingerprint" value="([^"]*)"', html)
+        return found.group(1) if found else ""
 
     return post
+
+
+def test_a_key_replaced_after_the_page_was_loaded_is_not_marked_prepared(
+    operator_client, provisioning_order
+):
+    html = operator_client.get(order_url(provisioning_order)).content.decode()
+    seen = re.search(r'name="key_fingerprint" value="([^"]*)"', html).group(1)
+    assert seen == SSH_KEY_FINGERPRINT
+    Order.objects.filter(pk=provisioning_order.pk).update(
+        ssh_public_key="ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAINoy7kXxjevBLm4hN/0T1oA5kiAzczBsDxewpd1quBh2 new@laptop"
+    )
+
+    response = operator_client.post(
+        action_url(provisioning_order, "prepare"),
+        {"access_notes": NOTES, "key_fingerprint": seen},
+    )
+
+    assert response.status_code == 400
+    assert "The customer replaced the SSH key after this page was loaded" in (
+        response.content.decode()
+    )
+    order = Order.objects.get(pk=provisioning_order.pk)
+    assert (order.prepared_at, order.access_notes) == (None, "")
 
 
 # ------------------------------------------------------------------------------ queue
