@@ -13,7 +13,7 @@ Each can be changed with CONFIRMATIONS_<NETWORK>. The local chain (anvil) needs 
 
 import json
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
@@ -36,8 +36,18 @@ class Asset:
             raise ValueError("the amount does not fit the token's decimals")
         return int(units)
 
-    def to_usd(self, units: int) -> Decimal:
-        return (Decimal(units) / (Decimal(10) ** self.decimals)).quantize(Decimal("0.000001"))
+
+def units_to_usd(units: Decimal | int, decimals: int) -> Decimal:
+    """Token base units to USD cents, rounded down (a sub-cent remainder is not credited)."""
+    return (Decimal(units) / (Decimal(10) ** decimals)).quantize(
+        Decimal("0.01"), rounding=ROUND_DOWN
+    )
+
+
+def confirmations_at(*, head: int, block_number: int) -> int:
+    """Confirmations of a transaction mined in `block_number` when the chain's head is `head`:
+    1 in its own block, never negative. The watcher and the payment page both count so."""
+    return max(0, head - block_number + 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from ..models import (
     LedgerAccountKind,
     TransferStatus,
 )
-from ..networks import Network, all_networks, enabled_networks
+from ..networks import Network, all_networks, confirmations_at, enabled_networks
 from ..services.watcher import HEAD_LAG
 
 # ------------------------------------------------------------------------------ choices
@@ -87,7 +87,7 @@ def transfer_confirmations(
     if cursor_next_block is None:
         return 0
     head = cursor_next_block - 1 + HEAD_LAG
-    return max(0, min(required, head - block_number + 1))
+    return min(required, confirmations_at(head=head, block_number=block_number))
 
 
 # ------------------------------------------------------------------------ the payment

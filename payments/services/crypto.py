@@ -22,12 +22,12 @@ from ..models import (
     ChainCursor,
     CryptoPayment,
     DepositAddress,
-    PaymentEvent,
     PaymentPurpose,
     PaymentStatus,
     ReviewReason,
 )
 from ..networks import Asset, Network, enabled_networks
+from .events import payment_event
 
 # The watcher reads up to 1-2 blocks behind the head every few seconds: a payment expires only
 # once a scan has run this long after its expiry, so a late worker never expires a paid payment.
@@ -65,10 +65,6 @@ def _allocate_address() -> DepositAddress:
     )
 
 
-def _event(payment: CryptoPayment, kind: str, *, actor=None, reason: str = "", **data) -> None:
-    PaymentEvent.objects.create(payment=payment, kind=kind, actor=actor, reason=reason, data=data)
-
-
 def _new_payment(*, customer, purpose, order, network, asset, amount_usd) -> CryptoPayment:
     now = timezone.now()
     expires_at = now + timedelta(minutes=settings.PAYMENT_EXPIRY_MINUTES)
@@ -89,7 +85,7 @@ def _new_payment(*, customer, purpose, order, network, asset, amount_usd) -> Cry
         monitor_until=expires_at + timedelta(hours=settings.PAYMENT_MONITOR_HOURS),
     )
     ChainCursor.objects.get_or_create(network=network.key, defaults={"next_block": 0})
-    _event(payment, "created", actor=customer)
+    payment_event(payment, "created", actor=customer)
     return payment
 
 
@@ -131,7 +127,7 @@ def payment_create_for_order(
                 )
             payment.status = PaymentStatus.EXPIRED
             payment.save(update_fields=["status", "updated_at"])
-            _event(payment, "replaced", actor=customer)
+            payment_event(payment, "replaced", actor=customer)
         return _new_payment(
             customer=customer,
             purpose=PaymentPurpose.ORDER,
@@ -184,7 +180,7 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
         payment.declared_at = timezone.now()
         payment.declared_tx_hash = tx_hash.lower()
         payment.save(update_fields=["declared_at", "declared_tx_hash", "updated_at"])
-        _event(payment, "declared", actor=customer, tx_hash=payment.declared_tx_hash)
+        payment_event(payment, "declared", actor=customer, tx_hash=payment.declared_tx_hash)
         tasks.payment_check.delay_on_commit(payment.pk)
     return payment
 
@@ -224,7 +220,7 @@ def _expire_one(payment_id: int) -> int:
         if payment.received_units == 0 and payment.seen_units == 0:
             payment.status = PaymentStatus.EXPIRED
             payment.save(update_fields=["status", "updated_at"])
-            _event(payment, "expired")
+            payment_event(payment, "expired")
             if payment.order_id:
                 rental_services.order_set_status(
                     order_id=payment.order_id,
@@ -236,7 +232,7 @@ def _expire_one(payment_id: int) -> int:
         payment.status = PaymentStatus.NEEDS_REVIEW
         payment.review_reason = ReviewReason.UNDERPAID
         payment.save(update_fields=["status", "review_reason", "updated_at"])
-        _event(payment, "review", reason="underpaid at expiry")
+        payment_event(payment, "review", reason="underpaid at expiry")
         if payment.order_id:
             rental_services.order_set_status(
                 order_id=payment.order_id,

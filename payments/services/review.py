@@ -23,8 +23,9 @@ from ..models import (
     TransferReview,
     TransferStatus,
 )
+from ..networks import units_to_usd
 from .ledger import customer_account, lock_accounts, system_account
-from .watcher import _received_usd, _usd, allocate_to_purpose, credit_received_to_balance
+from .watcher import allocate_to_purpose, credit_received_to_balance, received_usd
 
 
 class NotInReview(PaymentError):
@@ -86,7 +87,7 @@ def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> Crypto
     reason = _reason(reason)
     with transaction.atomic():
         payment = _locked_review_payment(payment_id)
-        if _received_usd(payment) <= 0:
+        if received_usd(payment) <= 0:
             raise NothingReceived()
         if payment.order_id and payment.order.status != OrderStatus.PAYMENT_REVIEW:
             raise OrderNoLongerPayable()
@@ -102,7 +103,7 @@ def payment_credit_balance(*, payment_id: int, actor: User, reason: str) -> Cryp
     reason = _reason(reason)
     with transaction.atomic():
         payment = _locked_review_payment(payment_id)
-        received = _received_usd(payment)
+        received = received_usd(payment)
         if received <= 0:
             raise NothingReceived()
         _lock_money(payment)
@@ -161,7 +162,7 @@ def transfer_credit_balance(*, transfer_id: int, actor: User, reason: str) -> Ch
         transfer, payment = _locked_open_transfer(transfer_id)
         if payment is None:
             raise TransferNotOpen()
-        amount: Decimal = _usd(transfer.amount_units, payment.decimals)
+        amount: Decimal = units_to_usd(transfer.amount_units, payment.decimals)
         if amount > 0:
             _lock_money(payment)
             credit_received_to_balance(

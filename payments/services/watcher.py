@@ -11,7 +11,7 @@ one stored; a changed hash before that marks it reorged and its payment steps ba
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_DOWN, Decimal
+from decimal import Decimal
 from functools import lru_cache
 
 from django.db import transaction
@@ -38,14 +38,15 @@ from ..models import (
     TransferReview,
     TransferStatus,
 )
-from ..networks import Network, get_network
+from ..networks import Network, confirmations_at, get_network, units_to_usd
+from .events import payment_event
 from .ledger import customer_account, ledger_post, lock_accounts, system_account
 
 HEAD_LAG = 1  # read up to one block behind the head
 MAX_CHUNK = 2000  # blocks per eth_getLogs; halved on a provider range error
+DECLARATION_LOOKBACK_BLOCKS = 5000  # "I have paid" without a hash: read this far back
 LEASE = timedelta(minutes=4)  # below the task time limit
 OPEN_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED)
-CENT = Decimal("0.01")
 
 
 @dataclass
@@ -86,12 +87,16 @@ def _release(network_key: str, token: str, *, error: str = "") -> None:
     )
 
 
-def _read_logs(client: ChainClient, start: int, end: int) -> list[TransferLog]:
+def _read_logs(
+    client: ChainClient, start: int, end: int, *, to_address: str | None = None
+) -> list[TransferLog]:
+    """Transfer logs of the configured tokens in [start, end], in chunks of MAX_CHUNK blocks,
+    halved while the provider refuses the range."""
     logs, chunk, block = [], MAX_CHUNK, start
     while block <= end:
         last = min(block + chunk - 1, end)
         try:
-            logs += client.transfer_logs(from_block=block, to_block=last)
+            logs += client.transfer_logs(from_block=block, to_block=last, to_address=to_address)
         except RangeTooLarge:
             if chunk == 1:
                 raise
@@ -288,18 +293,6 @@ def _units_of(status: str):
     return Coalesce(Subquery(total), Value(Decimal(0)))
 
 
-def _recount_many(payments: list[CryptoPayment]) -> None:
-    totals: dict[tuple[int, str], int] = {
-        (row["payment_id"], row["status"]): row["units"] or 0
-        for row in ChainTransfer.objects.filter(payment__in=payments, review_state="")
-        .values("payment_id", "status")
-        .annotate(units=Sum("amount_units"))
-    }
-    for payment in payments:
-        payment.seen_units = totals.get((payment.pk, TransferStatus.SEEN), 0)
-        payment.received_units = totals.get((payment.pk, TransferStatus.CONFIRMED), 0)
-
-
 def _recount(payment: CryptoPayment) -> None:
     totals = {
         row["status"]: row["units"] or 0
@@ -312,10 +305,6 @@ def _recount(payment: CryptoPayment) -> None:
     }
     payment.seen_units = totals.get(TransferStatus.SEEN, 0)
     payment.received_units = totals.get(TransferStatus.CONFIRMED, 0)
-
-
-def _event(payment: CryptoPayment, kind: str, *, actor=None, reason: str = "", **data) -> None:
-    PaymentEvent.objects.create(payment=payment, kind=kind, actor=actor, reason=reason, data=data)
 
 
 # ------------------------------------------------------------------------- confirming
@@ -343,7 +332,7 @@ def confirm_transfers(
             continue
         if current != stored_hash:
             reorged += _mark_reorged(transfer_id, stored_hash)
-        elif head - number + 1 >= network.confirmations:
+        elif confirmations_at(head=head, block_number=number) >= network.confirmations:
             confirmed += _confirm(transfer_id, stored_hash)
     return confirmed, reorged
 
@@ -373,13 +362,8 @@ def _mark_reorged(transfer_id: int, stored_hash: str) -> int:
             ):
                 payment.status = PaymentStatus.AWAITING
             payment.save(update_fields=["status", "seen_units", "received_units", "updated_at"])
-            _event(payment, "reorged", tx_hash=transfer.tx_hash, block=transfer.block_number)
+            payment_event(payment, "reorged", tx_hash=transfer.tx_hash, block=transfer.block_number)
     return 1
-
-
-def _usd(units: Decimal | int, decimals: int) -> Decimal:
-    """Token units to USD cents, rounded down (a sub-cent remainder is not credited)."""
-    return (Decimal(units) / (Decimal(10) ** decimals)).quantize(CENT, rounding=ROUND_DOWN)
 
 
 def _confirm(transfer_id: int, stored_hash: str) -> int:
@@ -419,7 +403,7 @@ def _confirm(transfer_id: int, stored_hash: str) -> int:
         if payment is not None:
             _recount(payment)
             payment.save(update_fields=["seen_units", "received_units", "updated_at"])
-            _event(
+            payment_event(
                 payment,
                 "confirmed_transfer" if fits else "unmatched_transfer",
                 tx_hash=transfer.tx_hash,
@@ -434,7 +418,7 @@ def _post_receipt(transfer: ChainTransfer, payment: CryptoPayment | None) -> Non
     """Record the money in the ledger: crypto receipts → receipts awaiting allocation."""
     network = get_network(transfer.network)
     decimals = payment.decimals if payment else 6
-    amount = _usd(transfer.amount_units, decimals)
+    amount = units_to_usd(transfer.amount_units, decimals)
     if amount <= 0:
         return
     asset = payment.asset if payment else transfer.token_address
@@ -450,11 +434,11 @@ def _post_receipt(transfer: ChainTransfer, payment: CryptoPayment | None) -> Non
     )
 
 
-def _received_usd(payment: CryptoPayment) -> Decimal:
+def received_usd(payment: CryptoPayment) -> Decimal:
     units = ChainTransfer.objects.filter(
         payment=payment, status=TransferStatus.CONFIRMED, review_state=""
     ).values_list("amount_units", flat=True)
-    return sum((_usd(u, payment.decimals) for u in units), Decimal("0.00"))
+    return sum((units_to_usd(u, payment.decimals) for u in units), Decimal("0.00"))
 
 
 def _settle(payment: CryptoPayment, transfer: ChainTransfer) -> None:
@@ -482,14 +466,14 @@ def _settle(payment: CryptoPayment, transfer: ChainTransfer) -> None:
     payment.status = PaymentStatus.CONFIRMED
     payment.confirmed_at = timezone.now()
     payment.save(update_fields=["status", "confirmed_at", "updated_at"])
-    _event(payment, "payment_confirmed")
+    payment_event(payment, "payment_confirmed")
 
 
 def _to_review(payment: CryptoPayment, reason: str) -> None:
     payment.status = PaymentStatus.NEEDS_REVIEW
     payment.review_reason = reason
     payment.save(update_fields=["status", "review_reason", "updated_at"])
-    _event(payment, "review", reason=reason)
+    payment_event(payment, "review", reason=reason)
     if payment.order_id:
         order_status = payment.order.status
         if order_status == OrderStatus.AWAITING_PAYMENT:
@@ -522,7 +506,7 @@ def allocate_to_purpose(payment: CryptoPayment, *, actor, reason: str) -> None:
     """Move what the payment received out of the receipts awaiting allocation: to revenue for
     the order (the surplus to the customer's balance), or all of it to the balance for a
     top-up. Called with the payment row locked."""
-    received = _received_usd(payment)
+    received = received_usd(payment)
     balance = customer_account(payment.customer)
     revenue = system_account(LedgerAccountKind.REVENUE)
     unallocated = system_account(LedgerAccountKind.UNALLOCATED)
@@ -583,14 +567,12 @@ def payment_check(*, payment_id: int) -> ScanReport:
             if log.to_address == address
         ]
     else:
+        # From a little before where the scan stands (or the head, before the first scan: a
+        # new cursor starts at block 0, and reading a whole chain is not "look now").
         cursor = ChainCursor.objects.filter(network=network.key).first()
-        start = max(0, (cursor.next_block if cursor else head) - 5000)
-        logs = []
-        block = start
-        while block <= head:
-            last = min(block + MAX_CHUNK - 1, head)
-            logs += client.transfer_logs(from_block=block, to_block=last, to_address=address)
-            block = last + 1
+        scanned_to = cursor.next_block if cursor and cursor.next_block else head
+        start = max(0, min(scanned_to, head) - DECLARATION_LOOKBACK_BLOCKS)
+        logs = _read_logs(client, start, head, to_address=address)
     blocks = client.blocks({log.block_number for log in logs})
     # A block that is gone already is left to the scan, which will find the new one.
     current = [

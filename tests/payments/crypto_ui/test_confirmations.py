@@ -2,6 +2,7 @@
 
 import pytest
 
+from payments.networks import confirmations_at
 from payments.selectors.crypto import token_amount, transfer_confirmations
 from payments.services.watcher import HEAD_LAG
 
@@ -30,16 +31,22 @@ def test_confirmations_are_counted_from_the_cursor(
     )
 
 
-def test_the_formula_matches_the_watchers_own_rule():
-    """The watcher confirms when head - block + 1 >= N, head being next_block - 1 + HEAD_LAG;
-    the page reaches N/N exactly then."""
+def test_the_page_shows_n_of_n_exactly_when_the_watcher_confirms():
+    """The watcher confirms when confirmations_at(head, block) >= N, head being
+    next_block - 1 + HEAD_LAG; the page reaches N/N exactly then."""
     required, block = 5, 1_000
     for next_block in range(block - 3, block + 10):
         head = next_block - 1 + HEAD_LAG
         shown = transfer_confirmations(
             block_number=block, cursor_next_block=next_block, required=required
         )
-        assert (shown == required) == (head - block + 1 >= required)
+        assert (shown == required) == (confirmations_at(head=head, block_number=block) >= required)
+
+
+def test_confirmations_count_the_own_block_and_never_go_negative():
+    assert confirmations_at(head=100, block_number=100) == 1
+    assert confirmations_at(head=163, block_number=100) == 64
+    assert confirmations_at(head=99, block_number=100) == 0  # a head read behind the block
 
 
 @pytest.mark.parametrize(

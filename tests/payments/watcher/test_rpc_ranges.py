@@ -15,7 +15,7 @@ class LimitedProvider:
         self.limit = limit
         self.calls: list[tuple[int, int]] = []
 
-    def transfer_logs(self, *, from_block: int, to_block: int):
+    def transfer_logs(self, *, from_block: int, to_block: int, to_address: str | None = None):
         self.calls.append((from_block, to_block))
         if to_block - from_block + 1 > self.limit:
             raise RangeTooLarge("query returned more than 10000 results")
