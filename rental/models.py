@@ -4,6 +4,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from .pricing import DURATIONS_DAYS, MAX_LOTS, MIN_LOTS
+from .readiness import host_port
 
 
 class ComputePlatform(models.TextChoices):
@@ -325,6 +326,11 @@ class Host(models.Model):
     @property
     def is_available(self) -> bool:
         return self.state == HostState.AVAILABLE
+
+    @property
+    def ssh_endpoint(self) -> str:
+        """user@host:port, an IPv6 address in brackets."""
+        return f"{self.ssh_user}@{host_port(self.ssh_host, self.ssh_port)}"
 
 
 class CardAllocation(models.Model):

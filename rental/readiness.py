@@ -24,7 +24,7 @@ MAX_PRE_BANNER_BYTES = 8 * 1024  # bytes read in all before the end of the versi
 MAX_PARALLEL_PROBES = 8
 
 
-def _where(host: str, port: int) -> str:
+def host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
@@ -47,7 +47,7 @@ class ProbeFailure(Exception):
         self.summary = summary
 
     def __str__(self) -> str:
-        return f"{_where(self.host, self.port)}: {self.summary}"
+        return f"{host_port(self.host, self.port)}: {self.summary}"
 
 
 def probe_ssh_banner(host: str, port: int, *, timeout: float) -> str:
@@ -159,7 +159,7 @@ class Endpoint:
     label: str = ""
 
     def __str__(self) -> str:
-        where = _where(self.host, self.port)
+        where = host_port(self.host, self.port)
         return f"{self.label} ({where})" if self.label else where
 
 

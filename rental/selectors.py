@@ -8,6 +8,7 @@ from accounts.models import User
 
 from . import capacity
 from .models import CardAllocation, GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange
+from .readiness import host_port
 
 
 def catalogue() -> list[GpuModel]:
@@ -51,6 +52,10 @@ class HostAccess:
     ssh_port: int
     ssh_user: str
     cards: tuple[int, ...]  # card numbers on that host, from 1
+
+    @property
+    def ssh_endpoint(self) -> str:
+        return f"{self.ssh_user}@{host_port(self.ssh_host, self.ssh_port)}"
 
     @property
     def ssh_command(self) -> str:
