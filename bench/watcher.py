@@ -40,7 +40,7 @@ def main() -> None:
     from payments.chain.rpc import ChainClient
     from payments.models import ChainCursor, ChainTransfer, CryptoPayment, PaymentStatus
     from payments.networks import get_network
-    from payments.services import watcher
+    from payments.services import confirming, scanning
     from payments.services.crypto import payment_create_top_up
     from tests.chain_fixtures import _start_anvil, _stop, anvil_binary
 
@@ -106,7 +106,7 @@ def main() -> None:
         def bare():
             block = start_block
             while block <= end_block:
-                last = min(block + watcher.MAX_CHUNK - 1, end_block)
+                last = min(block + scanning.MAX_CHUNK - 1, end_block)
                 client.transfer_logs(from_block=block, to_block=last)
                 block = last + 1
 
@@ -128,8 +128,8 @@ def main() -> None:
                     "lease_until": None,
                 },
             )
-            saved = watcher.confirm_transfers
-            watcher.confirm_transfers = lambda **kwargs: (0, 0)  # reading only, as the bare calls
+            saved = scanning.confirm_transfers
+            scanning.confirm_transfers = lambda **kwargs: (0, 0)  # reading only, as the bare calls
             try:
                 t0 = time.perf_counter()
                 if os.environ.get("BENCH_PROFILE"):
@@ -137,18 +137,18 @@ def main() -> None:
                     import pstats
 
                     profiler = cProfile.Profile()
-                    report = profiler.runcall(watcher.scan_network, network_key="local")
+                    report = profiler.runcall(scanning.scan_network, network_key="local")
                     pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
                 else:
-                    report = watcher.scan_network(network_key="local")
+                    report = scanning.scan_network(network_key="local")
                 scan_times.append(time.perf_counter() - t0)
             finally:
-                watcher.confirm_transfers = saved
+                scanning.confirm_transfers = saved
             assert report.stored == WATCHED, report
         # Confirming the 500 at once (a backlog after downtime).
         w3.provider.make_request("anvil_mine", [hex(network.confirmations)])
         t0 = time.perf_counter()
-        confirmed, _ = watcher.confirm_transfers(network_key="local")
+        confirmed, _ = confirming.confirm_transfers(network_key="local")
         backlog_time = time.perf_counter() - t0
         assert confirmed == WATCHED, confirmed
         # The usual case: one payment, its N-th confirmation, the next scan.
@@ -159,11 +159,11 @@ def main() -> None:
             network_key="local",
             asset_symbol="tUSDC",
         )
-        watcher.scan_network(network_key="local")
+        scanning.scan_network(network_key="local")
         local.transfer(w3, token, local.PAYER_KEY, single.deposit_address.address, 10_000_000)
         w3.provider.make_request("anvil_mine", [hex(network.confirmations)])
         t0 = time.perf_counter()
-        watcher.scan_network(network_key="local")
+        scanning.scan_network(network_key="local")
         confirm_time = time.perf_counter() - t0
         single.refresh_from_db()
         assert single.status == PaymentStatus.CONFIRMED, single.status

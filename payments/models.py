@@ -82,6 +82,8 @@ class TransactionKind(models.TextChoices):
     TOP_UP = "top_up", _("Top-up")
     ORDER_PAYMENT = "order_payment", _("Order payment")
     OVERPAYMENT_CREDIT = "overpayment_credit", _("Overpayment credit")
+    # Money received on a payment whose order no longer needed it (closed, cancelled).
+    PAYMENT_CREDIT = "payment_credit", _("Payment credited to the balance")
     ADJUSTMENT = "adjustment", _("Adjustment")
     REFUND = "refund", _("Refund")
     REVERSAL = "reversal", _("Reversal")
@@ -243,6 +245,9 @@ class PaymentStatus(models.TextChoices):
     DETECTED = "detected", _("Transfer seen, confirming")
     CONFIRMED = "confirmed", _("Confirmed")
     EXPIRED = "expired", _("Expired")
+    # The order was paid another way, cancelled or settled by another payment: the payment asks
+    # for nothing more, and money that arrives on it goes to the customer's balance.
+    CLOSED = "closed", _("Closed")
     NEEDS_REVIEW = "needs_review", _("Under review")
     RESOLVED = "resolved", _("Resolved")
     INVALID = "invalid", _("Invalid")
@@ -253,17 +258,65 @@ class ReviewReason(models.TextChoices):
     PAID_LATE = "paid_late", _("Paid after expiry")
     OVERPAID = "overpaid", _("Overpaid")
     UNMATCHED = "unmatched", _("Unmatched transfer")
+    REVERSED = "reversed", _("Reversed after confirmation")
 
+
+# Which status may follow which. Every change goes through
+# payments.services.payment_status.payment_set_status, which checks this map.
+PAYMENT_TRANSITIONS: dict[str, frozenset[str]] = {
+    # Seen and confirmed in one look (a declaration, a scan after a pause) skips "detected".
+    PaymentStatus.AWAITING: frozenset(
+        {
+            PaymentStatus.DETECTED,
+            PaymentStatus.CONFIRMED,
+            PaymentStatus.NEEDS_REVIEW,
+            PaymentStatus.EXPIRED,
+            PaymentStatus.CLOSED,
+        }
+    ),
+    PaymentStatus.DETECTED: frozenset(
+        {
+            PaymentStatus.AWAITING,  # the only transfer seen was dropped by a reorganisation
+            PaymentStatus.CONFIRMED,
+            PaymentStatus.NEEDS_REVIEW,
+            PaymentStatus.CLOSED,
+        }
+    ),
+    PaymentStatus.CONFIRMED: frozenset({PaymentStatus.NEEDS_REVIEW}),  # reversed
+    PaymentStatus.EXPIRED: frozenset({PaymentStatus.NEEDS_REVIEW}),  # paid late, reversed
+    PaymentStatus.CLOSED: frozenset({PaymentStatus.NEEDS_REVIEW}),  # reversed
+    PaymentStatus.NEEDS_REVIEW: frozenset({PaymentStatus.RESOLVED, PaymentStatus.INVALID}),
+    PaymentStatus.RESOLVED: frozenset({PaymentStatus.NEEDS_REVIEW}),  # reversed, paid again
+    PaymentStatus.INVALID: frozenset({PaymentStatus.NEEDS_REVIEW}),  # paid again
+}
 
 # The money states in which the watcher still looks at the address.
-WATCHED_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED, PaymentStatus.EXPIRED)
+WATCHED_STATUSES = (
+    PaymentStatus.AWAITING,
+    PaymentStatus.DETECTED,
+    PaymentStatus.EXPIRED,
+    PaymentStatus.CLOSED,
+)
 # Open payments: before expiry, nothing or not yet enough confirmed.
 LIVE_STATUSES = (PaymentStatus.AWAITING, PaymentStatus.DETECTED)
-# Nothing more can change on these: the page stops asking for its status.
+# Nothing more is expected on these: the page stops asking for its status.
 FINAL_STATUSES = (PaymentStatus.CONFIRMED, PaymentStatus.RESOLVED, PaymentStatus.INVALID)
-# The customer may still say "I have paid" while the address is watched (a late transfer is
-# reviewed, not lost).
-DECLARABLE_STATUSES = WATCHED_STATUSES
+# The customer may still say "I have paid" while money is still due on the payment.
+DECLARABLE_STATUSES = LIVE_STATUSES + (PaymentStatus.EXPIRED,)
+
+
+class PaymentEventKind(models.TextChoices):
+    """What a payment's history row records (PaymentEvent.kind)."""
+
+    CREATED = "created", _("Payment opened")
+    SEEN = "seen", _("Transfer seen on chain")
+    REORGED = "reorged", _("Transfer dropped by a reorganisation")
+    CONFIRMED_TRANSFER = "confirmed_transfer", _("Transfer confirmed")
+    REVERSED_TRANSFER = "reversed_transfer", _("Transfer reversed after confirmation")
+    DECLARED = "declared", _("Customer declared the payment")
+    STATUS = "status", _("Status changed")
+    CREDITED = "credited_to_balance", _("Credited to the USD balance")
+    OPERATOR_NOTE = "operator_note", _("Operator note")
 
 
 class CryptoPayment(models.Model):
@@ -292,6 +345,17 @@ class CryptoPayment(models.Model):
     amount_due_units = models.DecimalField(_("amount due (token units)"), **TOKEN_UNITS)
     received_units = models.DecimalField(_("confirmed received (units)"), default=0, **TOKEN_UNITS)
     seen_units = models.DecimalField(_("seen, not yet confirmed (units)"), default=0, **TOKEN_UNITS)
+    # The ledger side of the money, kept under the payment's row lock: the confirmed units
+    # whose value is in the receipts, that value (rounded down once, on the cumulative amount,
+    # so splitting a payment below the cent never loses a cent), the value of reversed
+    # transfers written off since, and how much of all that has left the receipts awaiting
+    # allocation (revenue, the customer's balance, refunds).
+    receipted_units = models.DecimalField(_("units in the ledger"), default=0, **TOKEN_UNITS)
+    receipted_usd = models.DecimalField(_("receipts in the ledger (USD)"), default=0, **AMOUNT)
+    written_off_usd = models.DecimalField(_("reversed, written off (USD)"), default=0, **AMOUNT)
+    allocated_usd = models.DecimalField(_("allocated (USD)"), default=0, **AMOUNT)
+    # The head block when the payment was opened: no scan starts after it while it is watched.
+    created_block = models.PositiveBigIntegerField(_("head block at creation"), null=True)
     confirmations_required = models.PositiveIntegerField(_("confirmations required"))
     status = models.CharField(
         _("status"), max_length=16, choices=PaymentStatus.choices, default=PaymentStatus.AWAITING
@@ -336,6 +400,11 @@ class CryptoPayment(models.Model):
                 condition=~Q(status="needs_review") | ~Q(review_reason=""),
                 name="payment_review_has_reason",
             ),
+            models.CheckConstraint(
+                condition=Q(allocated_usd__gte=0)
+                & Q(allocated_usd__lte=models.F("receipted_usd") + models.F("written_off_usd")),
+                name="payment_allocates_what_it_received",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -345,17 +414,19 @@ class CryptoPayment(models.Model):
     def reference(self) -> str:
         return f"PAY-{self.pk:06d}"
 
+    @property
+    def unallocated_usd(self):
+        """What the payment brought into the receipts awaiting allocation and is still there."""
+        return self.receipted_usd + self.written_off_usd - self.allocated_usd
+
 
 class TransferStatus(models.TextChoices):
     SEEN = "seen", _("Seen")
     CONFIRMED = "confirmed", _("Confirmed")
     REORGED = "reorged", _("Dropped by a reorganisation")
-
-
-class TransferReview(models.TextChoices):
-    OPEN = "open", _("Awaiting an operator")
-    CREDITED = "credited", _("Credited to the balance")
-    INVALID = "invalid", _("Marked invalid")
+    # Its block vanished after it was confirmed: its value stays in the ledger until an
+    # operator decides (the payment goes to review, reconciliation shows the difference).
+    REVERSED = "reversed", _("Reversed after confirmation")
 
 
 class ChainTransfer(models.Model):
@@ -383,10 +454,9 @@ class ChainTransfer(models.Model):
         _("status"), max_length=10, choices=TransferStatus.choices, default=TransferStatus.SEEN
     )
     late = models.BooleanField(_("after expiry"), default=False)
-    # A transfer that fits no open payment (monitoring ended, payment settled): operators decide.
-    review_state = models.CharField(
-        _("review"), max_length=10, choices=TransferReview.choices, blank=True
-    )
+    # Its units are counted in its payment's receipted_units (once, even if it is reorganised
+    # and confirmed again).
+    receipted = models.BooleanField(_("in the ledger"), default=False)
     seen_at = models.DateTimeField(_("seen"), auto_now_add=True)
     confirmed_at = models.DateTimeField(_("confirmed"), null=True, blank=True)
 
@@ -424,17 +494,40 @@ class ChainCursor(models.Model):
         return f"{self.network} @ {self.next_block}"
 
 
+class ChainBlock(models.Model):
+    """A block hash the watcher read (each scan's last block, every block holding one of our
+    transfers): after a reorganisation the scan walks back through these to the fork point."""
+
+    network = models.CharField(_("network"), max_length=16)
+    number = models.PositiveBigIntegerField(_("block"))
+    hash = models.CharField(_("block hash"), max_length=66)
+
+    class Meta:
+        verbose_name = _("chain block")
+        verbose_name_plural = _("chain blocks")
+        constraints = [
+            models.UniqueConstraint(fields=("network", "number"), name="chainblock_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.network} #{self.number} {self.hash}"
+
+
 class PaymentEvent(models.Model):
     """The payment's history: every state change, declaration and operator action."""
 
     payment = models.ForeignKey(CryptoPayment, on_delete=models.CASCADE, related_name="events")
-    kind = models.CharField(_("event"), max_length=32)
+    kind = models.CharField(_("event"), max_length=32, choices=PaymentEventKind.choices)
+    from_status = models.CharField(_("from"), max_length=16, blank=True)
+    to_status = models.CharField(_("to"), max_length=16, blank=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     reason = models.CharField(_("reason"), max_length=500, blank=True)
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    # The customer's email about this event (payments.services.emails), sent once.
+    emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("payment event")

@@ -44,6 +44,11 @@ def units_to_usd(units: Decimal | int, decimals: int) -> Decimal:
     )
 
 
+# The watcher reads up to this many blocks behind the head (the page counts confirmations from
+# its cursor with the same lag).
+HEAD_LAG = 1
+
+
 def confirmations_at(*, head: int, block_number: int) -> int:
     """Confirmations of a transaction mined in `block_number` when the chain's head is `head`:
     1 in its own block, never negative. The watcher and the payment page both count so."""

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from .chain.rpc import RpcError
 from .networks import enabled_networks
-from .services import crypto, watcher
+from .services import crypto, emails, scanning
 from .services.reconciliation import reconciliation_run
 
 
@@ -43,7 +43,7 @@ def scan_all_networks() -> list[str]:
     max_retries=5,
 )
 def scan_network(network_key: str) -> dict:
-    report = watcher.scan_network(network_key=network_key)
+    report = scanning.scan_network(network_key=network_key)
     return {"stored": report.stored, "confirmed": report.confirmed, "reorged": report.reorged}
 
 
@@ -57,9 +57,15 @@ def scan_network(network_key: str) -> dict:
 )
 def payment_check(payment_id: int) -> int:
     """The customer declared a payment: look now."""
-    return watcher.payment_check(payment_id=payment_id).stored
+    return scanning.payment_check(payment_id=payment_id).stored
 
 
 @shared_task(acks_late=True)
 def expire_payments() -> int:
     return crypto.payments_expire()
+
+
+@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
+def payment_event_email(event_id: int) -> bool:
+    """Tell the customer what happened to their money (closed, under review, credited): once."""
+    return emails.payment_event_email_send(event_id=event_id)

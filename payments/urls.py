@@ -14,6 +14,8 @@ urlpatterns = [
         name="pay_with_balance",
     ),
     path("account/orders/<int:order_id>/pay/crypto/", crypto.pay_crypto, name="pay_crypto"),
+    # Cancelling an order closes its payments (money on them goes to the balance).
+    path("account/orders/<int:order_id>/cancel/", customer.order_cancel, name="order_cancel"),
     path("account/balance/top-up/", crypto.top_up, name="top_up"),
     path("account/payments/<int:payment_id>/", crypto.payment_detail, name="payment_detail"),
     path("account/payments/<int:payment_id>/status/", crypto.payment_status, name="payment_status"),
@@ -29,12 +31,6 @@ urlpatterns = [
         "ops/payments/<int:payment_id>/<slug:action>/",
         ops.payment_action,
         name="ops_payment_action",
-    ),
-    path("ops/transfers/<int:transfer_id>/", ops.transfer_detail, name="ops_transfer"),
-    path(
-        "ops/transfers/<int:transfer_id>/<slug:action>/",
-        ops.transfer_action,
-        name="ops_transfer_action",
     ),
     # Finance console (group "finance")
     path("finance/", finance.dashboard, name="finance_dashboard"),

@@ -47,6 +47,10 @@ class OrderNotCancellable(InvalidTransition):
     message = _("Only an order awaiting payment can be cancelled.")
 
 
+class OrderNotAwaitingPayment(RentalError):
+    message = _("This order is no longer awaiting payment.")
+
+
 class SshKeyMissing(RentalError):
     message = _("The customer has not given an SSH public key yet: the hosts cannot be prepared.")
 

@@ -163,6 +163,10 @@ class Order(models.Model):
     total_usd = models.DecimalField(_("total (USD)"), max_digits=12, decimal_places=2)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    # An unpaid order's lots are released at this time (ORDER_HOLD_MINUTES after it was placed
+    # or sent back to awaiting payment). Empty while a live crypto payment holds them: the
+    # payment's expiry releases them then (rental.services.intents).
+    hold_until = models.DateTimeField(_("lots held until"), null=True, blank=True)
     # Provisioning and the rental's life.
     ssh_public_key = models.TextField(_("SSH public key"), blank=True)
     provisioning_issue = models.CharField(

@@ -11,7 +11,6 @@ urlpatterns = [
     path("order/confirm/", customer.confirm, name="confirm"),
     path("account/orders/", customer.order_list, name="order_list"),
     path("account/orders/<int:order_id>/", customer.order_detail, name="order_detail"),
-    path("account/orders/<int:order_id>/cancel/", customer.order_cancel, name="order_cancel"),
     path("account/orders/<int:order_id>/ssh-key/", customer.order_ssh_key, name="order_ssh_key"),
     path("account/orders/<int:order_id>/status/", customer.order_status, name="order_status"),
     # Operators (group "operators"): inventory and provisioning.

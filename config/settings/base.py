@@ -290,8 +290,15 @@ PAYMENT_CONFIRMATIONS = {
 }
 PAYMENT_EXPIRY_MINUTES = int(env("PAYMENT_EXPIRY_MINUTES", "30"))
 PAYMENT_MONITOR_HOURS = int(env("PAYMENT_MONITOR_HOURS", "24"))
+# An order awaiting payment with no live crypto payment releases its lots after this long.
+ORDER_HOLD_MINUTES = int(env("ORDER_HOLD_MINUTES", "30"))
+# Orders awaiting payment one customer may have at once.
+MAX_UNPAID_ORDERS = int(env("MAX_UNPAID_ORDERS", "3"))
 PAYMENT_DECLARED_STALE_MINUTES = int(env("PAYMENT_DECLARED_STALE_MINUTES", "60"))
 PAYMENT_SCAN_INTERVAL_SECONDS = int(env("PAYMENT_SCAN_INTERVAL_SECONDS", "5"))
+# A scan's claim on a network's cursor, renewed while it reads: a scan killed mid-way is taken
+# over by the next one within this time plus one scan interval.
+PAYMENT_SCAN_LEASE_SECONDS = int(env("PAYMENT_SCAN_LEASE_SECONDS", "20"))
 PAYMENT_RPC_TIMEOUT_SECONDS = int(env("PAYMENT_RPC_TIMEOUT_SECONDS", "10"))
 TOP_UP_MINIMUM_USD = env("TOP_UP_MINIMUM_USD", "10.00")
 # The local chain (anvil) and its test stablecoin: `manage.py local_chain_setup` deploys the

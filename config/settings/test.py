@@ -10,8 +10,10 @@ from .base import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
-# Tasks run in-process right after the commit that queued them (delay_on_commit).
-CELERY_TASK_ALWAYS_EAGER = True
+# Tasks run in-process right after the commit that queued them (delay_on_commit), except in a
+# real Celery worker started by a test (tests/celery_worker.py sets TEST_CELERY_WORKER=1).
+TEST_CELERY_WORKER = env_bool("TEST_CELERY_WORKER", False)  # noqa: F405
+CELERY_TASK_ALWAYS_EAGER = not TEST_CELERY_WORKER
 CELERY_TASK_EAGER_PROPAGATES = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -23,6 +25,19 @@ STORAGES = {
 PAYMENT_RPC_URLS = dict.fromkeys(PAYMENT_NETWORK_KEYS)  # noqa: F405
 LOCAL_TOKEN_ADDRESS = None
 LOCAL_CHAIN_FILE = VAR_DIR / "tests-have-no-local-chain.json"  # noqa: F405
+if TEST_CELERY_WORKER:
+    # That worker takes the test's chain, queue and redelivery timing from the variables the
+    # test passes it (the broker is CELERY_BROKER_URL, the database DATABASE_URL).
+    PAYMENT_RPC_URLS["local"] = env("TEST_CELERY_WORKER_RPC_URL_LOCAL")  # noqa: F405
+    LOCAL_TOKEN_ADDRESS = env("TEST_CELERY_WORKER_LOCAL_TOKEN_ADDRESS")  # noqa: F405
+    CELERY_TASK_DEFAULT_QUEUE = env("TEST_CELERY_WORKER_QUEUE", "celery")  # noqa: F405
+    _visibility_timeout = env("TEST_CELERY_WORKER_VISIBILITY_TIMEOUT", "3600")  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(_visibility_timeout),
+        # Unacknowledged messages past that timeout are looked for every second.
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    }
 
 # Readiness checks: a short timeout and few attempts, so a silent port costs little.
 READINESS_TIMEOUT_SECONDS = 1.0

@@ -81,8 +81,10 @@ class ChainClient:
             raise RpcError(f"block {number} is not available")
         return _hex(block["hash"]).lower(), int(block["timestamp"])
 
-    def blocks(self, numbers) -> dict[int, tuple[str, int]]:
-        """(hash, timestamp) of several blocks, in JSON-RPC batches of 100."""
+    def blocks(self, numbers, *, missing_ok: bool = False) -> dict[int, tuple[str, int]]:
+        """(hash, timestamp) of several blocks, in JSON-RPC batches of 100. A block the node
+        does not have raises RpcError, or is left out with `missing_ok` (a chain that got
+        shorter in a reorganisation)."""
         numbers = sorted(set(numbers))
         found: dict[int, tuple[str, int]] = {}
         for start in range(0, len(numbers), 100):
@@ -96,6 +98,8 @@ class ChainClient:
 
             for number, block in zip(chunk, self._call(fetch), strict=True):
                 if block is None:
+                    if missing_ok:
+                        continue
                     raise RpcError(f"block {number} is not available")
                 found[number] = (_hex(block["hash"]).lower(), int(block["timestamp"]))
         return found

@@ -26,8 +26,7 @@ from ..models import (
     LedgerAccountKind,
     TransferStatus,
 )
-from ..networks import Network, all_networks, confirmations_at, enabled_networks
-from ..services.watcher import HEAD_LAG
+from ..networks import HEAD_LAG, Network, all_networks, confirmations_at, enabled_networks
 
 # ------------------------------------------------------------------------------ choices
 

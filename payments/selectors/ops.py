@@ -9,37 +9,28 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
 
 from ..models import (
     ChainTransfer,
     CryptoPayment,
     PaymentEvent,
+    PaymentEventKind,
     PaymentStatus,
-    TransferReview,
+    ReviewReason,
+    TransferStatus,
 )
 from .crypto import network_name
 
 RECENTLY_CONFIRMED = 20
 
-# What each kind of PaymentEvent means, for the payment's history.
-EVENT_LABELS = {
-    "created": _("Payment created"),
-    "replaced": _("Replaced by another asset or network"),
-    "declared": _("Customer declared the payment"),
-    "seen": _("Transfer seen"),
-    "reorged": _("Transfer dropped by a reorganisation"),
-    "confirmed_transfer": _("Transfer confirmed"),
-    "unmatched_transfer": _("Transfer confirmed, left to an operator"),
-    "payment_confirmed": _("Payment confirmed"),
-    "expired": _("Expired"),
-    "review": _("Sent to review"),
-    "marked_settled": _("Marked settled"),
-    "credited_to_balance": _("Credited to the balance"),
-    "marked_invalid": _("Marked invalid"),
-    "transfer_credited": _("Transfer credited to the balance"),
-    "transfer_invalid": _("Transfer marked invalid"),
-}
+def event_label(event: PaymentEvent) -> str:
+    """What a history row says: a status change names the status reached."""
+    if event.kind == PaymentEventKind.STATUS and event.to_status:
+        return str(PaymentStatus(event.to_status).label)
+    try:
+        return str(PaymentEventKind(event.kind).label)
+    except ValueError:
+        return event.kind
 
 
 def _payments() -> QuerySet[CryptoPayment]:
@@ -54,7 +45,7 @@ def _transfers() -> QuerySet[ChainTransfer]:
 class OpsQueue:
     in_review: list[CryptoPayment]
     declared_stale: list[CryptoPayment]
-    open_transfers: list[ChainTransfer]
+    reversed_transfers: list[ChainTransfer]
     recently_confirmed: list[CryptoPayment]
     stale_minutes: int
 
@@ -65,7 +56,7 @@ def declared_stale_before(now: datetime | None = None) -> datetime:
 
 def ops_queue(*, now: datetime | None = None) -> OpsQueue:
     """Four lists, four queries: payments in review, declarations with nothing seen for too
-    long, confirmed transfers that fit no payment, and the newest confirmed payments."""
+    long, transfers reversed after their confirmation, and the newest confirmed payments."""
     return OpsQueue(
         in_review=list(
             _payments().filter(status=PaymentStatus.NEEDS_REVIEW).order_by("updated_at", "pk")
@@ -75,8 +66,10 @@ def ops_queue(*, now: datetime | None = None) -> OpsQueue:
             .filter(status=PaymentStatus.AWAITING, declared_at__lt=declared_stale_before(now))
             .order_by("declared_at", "pk")
         ),
-        open_transfers=list(
-            _transfers().filter(review_state=TransferReview.OPEN).order_by("confirmed_at", "pk")
+        reversed_transfers=list(
+            _transfers()
+            .filter(status=TransferStatus.REVERSED, receipted=True)
+            .order_by("block_number", "pk")
         ),
         recently_confirmed=list(
             _payments()
@@ -104,6 +97,10 @@ class OpsPayment:
     def in_review(self) -> bool:
         return self.payment.status == PaymentStatus.NEEDS_REVIEW
 
+    @property
+    def reversed(self) -> bool:
+        return self.in_review and self.payment.review_reason == ReviewReason.REVERSED
+
 
 def ops_payment(*, payment_id: int) -> OpsPayment:
     """The payment with its customer, order, transfers and history (three queries); a
@@ -124,27 +121,6 @@ def ops_payment(*, payment_id: int) -> OpsPayment:
         network_name=network_name(payment.network),
         transfers=list(payment.transfers.all()),
         events=[
-            OpsEvent(event, str(EVENT_LABELS.get(event.kind, event.kind)))
-            for event in payment.events.all()
+            OpsEvent(event, event_label(event)) for event in payment.events.all()
         ],
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class OpsTransferDetail:
-    transfer: ChainTransfer
-    payment: CryptoPayment | None
-    network_name: str
-
-    @property
-    def is_open(self) -> bool:
-        return self.transfer.review_state == TransferReview.OPEN
-
-
-def ops_transfer(*, transfer_id: int) -> OpsTransferDetail:
-    """One transfer with its payment and customer (one query); a missing id raises
-    ChainTransfer.DoesNotExist."""
-    transfer = _transfers().select_related("payment__order").get(pk=transfer_id)
-    return OpsTransferDetail(
-        transfer=transfer, payment=transfer.payment, network_name=network_name(transfer.network)
     )

@@ -9,53 +9,60 @@ from rental import services as rental_services
 from rental.models import Order, OrderStatus
 
 from ..exceptions import InsufficientBalance, OrderNotPayable
-from ..models import LedgerAccountKind, LedgerTransaction, TransactionKind
-from .ledger import customer_account, ledger_post, lock_accounts, system_account
+from ..locks import lock_order_payments
+from ..models import LedgerAccount, LedgerAccountKind, LedgerTransaction, TransactionKind
+from .ledger import customer_account, ledger_post, system_account
+from .settling import close, open_book
 
 
 def balance_pay_order(*, order_id: int, customer: User) -> Order:
     """Pay the whole order from the customer's balance, in one database transaction.
 
-    Locks the balance and revenue accounts (pk order), then the order; re-checks that the
-    order still awaits payment; debits the customer, credits revenue, marks the order paid and
-    queues what follows after the commit. Idempotent per order: a double click, a second tab or
-    a replayed request finds the order paid by its one payment transaction and changes nothing.
+    Locks the order's open crypto payments, then the balance and revenue accounts (pk order),
+    then rental marks the order paid if it still awaits payment; debits the customer, credits
+    revenue, closes the open crypto payments (money already on them goes to the balance) and
+    queues what follows after the commit. Idempotent per order: a double click, a second tab
+    or a replayed request finds the order paid by its one payment transaction.
 
     Raises Order.DoesNotExist for another customer's order, InsufficientBalance when the
     balance does not cover the whole total (no partial payment) and OrderNotPayable when the
     order has moved on otherwise (cancelled...).
     """
     with transaction.atomic():
-        balance = customer_account(customer)
-        revenue = system_account(LedgerAccountKind.REVENUE)
-        locked = lock_accounts([balance, revenue])
-        order = (
-            Order.objects.select_for_update(of=("self",))
-            .filter(pk=order_id, customer=customer)
-            .first()
-        )
-        if order is None:
+        live = lock_order_payments(order_id=order_id)
+        order = Order.objects.filter(pk=order_id, customer=customer).first()
+        if order is None or any(payment.customer_id != customer.pk for payment in live):
             raise Order.DoesNotExist()
-        if order.status != OrderStatus.AWAITING_PAYMENT:
+        book = open_book(live, actor=customer, customer_ids=[customer.pk])
+        balance = book.accounts.customers[customer.pk]
+        if order.status == OrderStatus.AWAITING_PAYMENT:
+            available = LedgerAccount.objects.get(pk=balance.pk).balance
+            if available < order.total_usd:
+                raise InsufficientBalance(available=available, required=order.total_usd)
+        if not rental_services.order_pay(
+            order_id=order.pk,
+            actor=customer,
+            reason="Paid from the USD balance",
+            customer=customer,
+            statuses=(OrderStatus.AWAITING_PAYMENT,),
+        ):
             if LedgerTransaction.objects.filter(
                 order=order, kind=TransactionKind.ORDER_PAYMENT
             ).exists():
                 return order
             raise OrderNotPayable()
-        available = locked[balance.pk].balance
-        if available < order.total_usd:
-            raise InsufficientBalance(available=available, required=order.total_usd)
         ledger_post(
             kind=TransactionKind.ORDER_PAYMENT,
-            lines=[(balance, -order.total_usd), (revenue, order.total_usd)],
+            lines=[(balance, -order.total_usd), (book.accounts.revenue, order.total_usd)],
             memo=f"Order {order.reference} paid from the USD balance",
             idempotency_key=f"order-payment:{order.pk}",
             actor=customer,
             order=order,
         )
-        return rental_services.order_mark_paid(
-            order_id=order.pk, actor=customer, reason="Paid from the USD balance"
-        )
+        for payment in live:
+            close(book, payment, reason="the order was paid from the USD balance")
+        book.flush()
+    return Order.objects.get(pk=order.pk)
 
 
 def balance_shortfall(*, customer: User, amount: Decimal) -> Decimal:

@@ -1,5 +1,6 @@
 """Crypto payments: creating them, the customer's declaration, expiry."""
 
+import logging
 from datetime import timedelta
 from decimal import Decimal
 
@@ -10,24 +11,34 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from rental import services as rental_services
-from rental.models import Order, OrderStatus
+from rental.exceptions import OrderNotAwaitingPayment
+from rental.models import Order
 from rental.money import usd
 
 from ..addresses import derive_address
 from ..exceptions import OrderNotPayable, PaymentError, PaymentNotDeclarable
+from ..locks import (
+    lock_address_counter,
+    lock_customer_payment,
+    lock_order_payments,
+    lock_payments,
+)
 from ..models import (
     DECLARABLE_STATUSES,
     LIVE_STATUSES,
-    AddressIndexCounter,
     ChainCursor,
     CryptoPayment,
     DepositAddress,
+    PaymentEvent,
+    PaymentEventKind,
     PaymentPurpose,
     PaymentStatus,
     ReviewReason,
 )
 from ..networks import Asset, Network, enabled_networks
-from .events import payment_event
+from .payment_status import payment_set_status
+
+logger = logging.getLogger(__name__)
 
 # The watcher reads up to 1-2 blocks behind the head every few seconds: a payment expires only
 # once a scan has run this long after its expiry, so a late worker never expires a paid payment.
@@ -55,8 +66,7 @@ def _asset_on(network_key: str, asset_symbol: str) -> tuple[Network, Asset]:
 
 def _allocate_address() -> DepositAddress:
     """The next derivation index, under the counter's row lock; an index is never reused."""
-    AddressIndexCounter.objects.get_or_create(pk=1)
-    counter = AddressIndexCounter.objects.select_for_update().get(pk=1)
+    counter = lock_address_counter()
     index = counter.next_index
     counter.next_index = index + 1
     counter.save(update_fields=["next_index"])
@@ -65,7 +75,20 @@ def _allocate_address() -> DepositAddress:
     )
 
 
-def _new_payment(*, customer, purpose, order, network, asset, amount_usd) -> CryptoPayment:
+def _head_block(network: Network) -> int | None:
+    """The network's head now, read before any lock is taken. None when the node does not
+    answer: the payment is still opened (the watcher catches up once the node is back), and
+    the scan then starts far enough back to cover it (scanning.earliest_watched_block)."""
+    from ..chain.rpc import ChainClient, RpcError
+
+    try:
+        return ChainClient(network).head()
+    except RpcError as exc:
+        logger.warning("network %s: head unknown when opening a payment: %s", network.key, exc)
+        return None
+
+
+def _new_payment(*, customer, purpose, order, network, asset, amount_usd, head) -> CryptoPayment:
     now = timezone.now()
     expires_at = now + timedelta(minutes=settings.PAYMENT_EXPIRY_MINUTES)
     payment = CryptoPayment.objects.create(
@@ -83,51 +106,55 @@ def _new_payment(*, customer, purpose, order, network, asset, amount_usd) -> Cry
         confirmations_required=network.confirmations,
         expires_at=expires_at,
         monitor_until=expires_at + timedelta(hours=settings.PAYMENT_MONITOR_HOURS),
+        created_block=head,
     )
-    ChainCursor.objects.get_or_create(network=network.key, defaults={"next_block": 0})
-    payment_event(payment, "created", actor=customer)
+    # The network's first payment starts its cursor at this block: the scan never starts
+    # after a block this payment can be paid in.
+    ChainCursor.objects.get_or_create(network=network.key, defaults={"next_block": head or 0})
+    PaymentEvent.objects.create(
+        payment=payment, kind=PaymentEventKind.CREATED, actor=customer, data={"block": head}
+    )
     return payment
 
 
 def payment_create_for_order(
     *, order_id: int, customer: User, network_key: str, asset_symbol: str
 ) -> CryptoPayment:
-    """A stablecoin payment for the whole order, at a fresh address.
+    """A stablecoin payment for the whole order, at a fresh address; it holds the order's lots
+    until it expires.
 
     The order keeps one live payment: asking again for the same asset and network returns it;
-    another choice replaces a payment on which nothing was seen (its address stays watched
-    until its monitoring ends, so money sent there late is still found and reviewed).
+    another choice closes a payment on which nothing was seen (its address stays watched, and
+    money sent there anyway goes to the customer's balance).
     """
     network, asset = _asset_on(network_key, asset_symbol)
-    live = CryptoPayment.objects.select_for_update(of=("self",)).filter(
-        order_id=order_id, customer=customer, status__in=LIVE_STATUSES
-    )
+    head = _head_block(network)
     with transaction.atomic():
-        # Lock order everywhere: payments (by pk), then ledger accounts, then the order. The
-        # watcher and the expiry lock a payment before its order; taking the order first here
-        # deadlocked against them.
-        list(live.order_by("pk"))
-        order = (
-            Order.objects.select_for_update(of=("self",))
-            .filter(pk=order_id, customer=customer)
-            .first()
-        )
-        if order is None:
+        # Lock order (payments.locks): the order's live payments, then rental's order.
+        live = lock_order_payments(order_id=order_id)
+        if any(payment.customer_id != customer.pk for payment in live):
             raise Order.DoesNotExist()
-        if order.status != OrderStatus.AWAITING_PAYMENT:
-            raise OrderNotPayable()
-        # Read again under the order lock: a payment opened meanwhile by a double submission
-        # is found here (only this customer's requests create one, and they queue on the order).
-        for payment in live.order_by("pk"):
+        try:
+            order = rental_services.order_hold_for_payment(order_id=order_id, customer=customer)
+        except OrderNotAwaitingPayment:
+            raise OrderNotPayable() from None
+        # A double submission queues on the order lock; the payment it opened is found here.
+        live = lock_order_payments(order_id=order_id)
+        for payment in live:
             if payment.network == network.key and payment.asset == asset.symbol:
                 return payment
+        for payment in live:
             if payment.status == PaymentStatus.DETECTED or payment.seen_units:
                 raise PaymentError(
                     _("A transfer for this order is already being confirmed; wait for it.")
                 )
-            payment.status = PaymentStatus.EXPIRED
-            payment.save(update_fields=["status", "updated_at"])
-            payment_event(payment, "replaced", actor=customer)
+        for payment in live:
+            payment_set_status(
+                payment,
+                to_status=PaymentStatus.CLOSED,
+                actor=customer,
+                reason="replaced by another asset or network",
+            )
         return _new_payment(
             customer=customer,
             purpose=PaymentPurpose.ORDER,
@@ -135,6 +162,7 @@ def payment_create_for_order(
             network=network,
             asset=asset,
             amount_usd=order.total_usd,
+            head=head,
         )
 
 
@@ -146,6 +174,7 @@ def payment_create_top_up(
     amount_usd = usd(amount_usd)
     if amount_usd < minimum:
         raise TopUpTooSmall(minimum)
+    head = _head_block(network)
     with transaction.atomic():
         return _new_payment(
             customer=customer,
@@ -154,6 +183,7 @@ def payment_create_top_up(
             network=network,
             asset=asset,
             amount_usd=amount_usd,
+            head=head,
         )
 
 
@@ -166,13 +196,7 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
     from .. import tasks
 
     with transaction.atomic():
-        payment = (
-            CryptoPayment.objects.select_for_update(of=("self",))
-            .filter(pk=payment_id, customer=customer)
-            .first()
-        )
-        if payment is None:
-            raise CryptoPayment.DoesNotExist()
+        payment = lock_customer_payment(payment_id=payment_id, customer=customer)
         if payment.declared_at is not None:
             return payment
         if payment.status not in DECLARABLE_STATUSES:
@@ -180,7 +204,12 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
         payment.declared_at = timezone.now()
         payment.declared_tx_hash = tx_hash.lower()
         payment.save(update_fields=["declared_at", "declared_tx_hash", "updated_at"])
-        payment_event(payment, "declared", actor=customer, tx_hash=payment.declared_tx_hash)
+        PaymentEvent.objects.create(
+            payment=payment,
+            kind=PaymentEventKind.DECLARED,
+            actor=customer,
+            data={"tx_hash": payment.declared_tx_hash},
+        )
         tasks.payment_check.delay_on_commit(payment.pk)
     return payment
 
@@ -188,10 +217,11 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
 def payments_expire(*, now=None) -> int:
     """Expire payments whose time ran out; return how many changed.
 
-    Nothing received: the payment expires (still watched until monitor_until) and its order is
-    cancelled, which releases the stock. Less than due: the payment and its order go to review.
-    A payment whose network has not been scanned since its expiry is left alone: an RPC outage
-    never expires a payment.
+    Nothing received: the payment expires (still watched until monitor_until) and its order,
+    if it still awaits payment, is released. Less than due: the payment goes to review, and
+    its order with it. Enough seen and confirming: settlement decides. A payment whose network
+    has not been scanned since its expiry is left alone: an RPC outage never expires a
+    payment. One payment that fails is logged and skipped: it never stops the others.
     """
     now = now or timezone.now()
     changed = 0
@@ -203,14 +233,19 @@ def payments_expire(*, now=None) -> int:
         last_scan = scanned.get(network)
         if last_scan is None or last_scan < expires_at + EXPIRY_SCAN_MARGIN:
             continue
-        changed += _expire_one(payment_id)
+        try:
+            changed += payment_expire(payment_id=payment_id)
+        except Exception:
+            logger.exception("payment %s could not be expired", payment_id)
     return changed
 
 
-def _expire_one(payment_id: int) -> int:
+def payment_expire(*, payment_id: int) -> int:
+    """Expire one live payment whose time ran out (see payments_expire); 1 when it changed."""
     with transaction.atomic():
-        payment = CryptoPayment.objects.select_for_update(of=("self",)).get(pk=payment_id)
-        if payment.status not in LIVE_STATUSES:
+        payments = lock_payments([payment_id])
+        payment = payments.get(payment_id)
+        if payment is None or payment.status not in LIVE_STATUSES:
             return 0
         if (
             payment.seen_units
@@ -218,26 +253,26 @@ def _expire_one(payment_id: int) -> int:
         ):
             return 0  # enough is confirming: settlement decides
         if payment.received_units == 0 and payment.seen_units == 0:
-            payment.status = PaymentStatus.EXPIRED
-            payment.save(update_fields=["status", "updated_at"])
-            payment_event(payment, "expired")
+            payment_set_status(
+                payment, to_status=PaymentStatus.EXPIRED, reason="expired with nothing received"
+            )
             if payment.order_id:
-                rental_services.order_set_status(
+                rental_services.order_release_unpaid(
                     order_id=payment.order_id,
-                    to_status=OrderStatus.CANCELLED,
                     actor=None,
                     reason=f"Payment {payment.reference} expired with nothing received",
                 )
             return 1
-        payment.status = PaymentStatus.NEEDS_REVIEW
-        payment.review_reason = ReviewReason.UNDERPAID
-        payment.save(update_fields=["status", "review_reason", "updated_at"])
-        payment_event(payment, "review", reason="underpaid at expiry")
+        # What arrived waits, unallocated, in front of the operators.
+        payment_set_status(
+            payment,
+            to_status=PaymentStatus.NEEDS_REVIEW,
+            reason="less than due arrived before the expiry",
+            review_reason=ReviewReason.UNDERPAID,
+        )
         if payment.order_id:
-            rental_services.order_set_status(
+            rental_services.order_send_to_review(
                 order_id=payment.order_id,
-                to_status=OrderStatus.PAYMENT_REVIEW,
-                actor=None,
                 reason=f"Payment {payment.reference} underpaid at expiry",
             )
         return 1

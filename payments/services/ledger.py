@@ -1,21 +1,23 @@
 """Posting to the double-entry ledger: the only place entries are written.
 
-Lock order everywhere: ledger accounts in primary-key order, then the order row.
+Accounts are locked in primary-key order (payments.locks has the whole lock order).
 """
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, DecimalField, F, Value, When
 
 from accounts.models import User
 from rental.models import Order
 from rental.money import usd
 
 from ..exceptions import IdempotencyConflict, InsufficientBalance
-from ..models import LedgerAccount, LedgerAccountKind, LedgerEntry, LedgerTransaction
+from ..locks import lock_accounts
+from ..models import AMOUNT, LedgerAccount, LedgerAccountKind, LedgerEntry, LedgerTransaction
 
 Line = tuple[LedgerAccount, Decimal]
 
@@ -37,11 +39,45 @@ def system_account(kind: str, *, asset: str = "", network: str = "") -> LedgerAc
     return account
 
 
-def lock_accounts(accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]:
-    """Lock the accounts' rows in primary-key order (no deadlock between opposite postings)."""
-    ids = sorted({account.pk for account in accounts})
-    locked = LedgerAccount.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk")
-    return {account.pk: account for account in locked}
+def customer_accounts(customer_ids: Iterable[int]) -> dict[int, LedgerAccount]:
+    """The balance accounts of these customers by customer id, created where missing (two or
+    three queries whatever their number)."""
+    ids = set(customer_ids)
+    found = {
+        a.customer_id: a
+        for a in LedgerAccount.objects.filter(
+            kind=LedgerAccountKind.CUSTOMER_BALANCE, customer_id__in=ids
+        )
+    }
+    missing = ids - set(found)
+    if missing:
+        LedgerAccount.objects.bulk_create(
+            [
+                LedgerAccount(kind=LedgerAccountKind.CUSTOMER_BALANCE, customer_id=customer_id)
+                for customer_id in missing
+            ],
+            ignore_conflicts=True,
+        )
+        found.update(
+            (a.customer_id, a)
+            for a in LedgerAccount.objects.filter(
+                kind=LedgerAccountKind.CUSTOMER_BALANCE, customer_id__in=missing
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One balanced transaction to post (see ledger_post_many)."""
+
+    kind: str
+    lines: Sequence[tuple[LedgerAccount, Decimal]]
+    memo: str
+    idempotency_key: str
+    actor: User | None = None
+    order: Order | None = None
+    payment: object | None = None
 
 
 def _validated(lines: Sequence[Line]) -> list[Line]:
@@ -73,11 +109,12 @@ def ledger_post(
     """Post one balanced transaction; return it and whether it was created now.
 
     Idempotent: a second call with the same key returns the first transaction and writes
-    nothing. Raises InsufficientBalance when a customer's balance would go below zero.
+    nothing (IdempotencyConflict when that key was used for other lines). Raises
+    InsufficientBalance when a customer's balance would go below zero.
     """
     lines = _validated(lines)
     with transaction.atomic():
-        locked = lock_accounts(account for account, _ in lines)
+        lock_accounts(account for account, _ in lines)
         existing = LedgerTransaction.objects.filter(idempotency_key=idempotency_key).first()
         if existing is not None:
             same_lines = sorted(existing.entries.values_list("account_id", "amount")) == sorted(
@@ -90,30 +127,86 @@ def ledger_post(
             ):
                 raise IdempotencyConflict()
             return existing, False
-        deltas: dict[int, Decimal] = defaultdict(Decimal)
-        for account, amount in lines:
-            deltas[account.pk] += amount
-        for account_id, delta in deltas.items():
-            account = locked[account_id]
-            if account.kind == LedgerAccountKind.CUSTOMER_BALANCE and account.balance + delta < 0:
-                raise InsufficientBalance(available=account.balance, required=-delta)
-        posted = LedgerTransaction.objects.create(
-            kind=kind,
-            memo=memo[:500],
-            actor=actor,
-            order=order,
-            reverses=reverses,
-            payment=payment,
-            idempotency_key=idempotency_key,
-        )
-        LedgerEntry.objects.bulk_create(
-            LedgerEntry(transaction=posted, account=account, amount=amount)
-            for account, amount in lines
-        )
-        for account_id, delta in deltas.items():
-            if delta:
-                LedgerAccount.objects.filter(pk=account_id).update(balance=F("balance") + delta)
+        posting = Posting(kind, lines, memo, idempotency_key, actor, order, payment)
+        (posted,) = _write([posting], reverses=reverses)
     return posted, True
+
+
+def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
+    """Post many balanced transactions with a fixed number of queries: lock every account
+    once (primary-key order), skip keys already posted, insert the transactions and their
+    entries in bulk, and move each cached balance with one UPDATE. Returns what was created.
+
+    The batch form of ledger_post for settlement; same rules, same InsufficientBalance.
+    """
+    checked = [
+        Posting(p.kind, _validated(p.lines), p.memo, p.idempotency_key, p.actor, p.order, p.payment)
+        for p in postings
+    ]
+    if not checked:
+        return []
+    with transaction.atomic():
+        lock_accounts(account for posting in checked for account, _ in posting.lines)
+        done = set(
+            LedgerTransaction.objects.filter(
+                idempotency_key__in=[p.idempotency_key for p in checked]
+            ).values_list("idempotency_key", flat=True)
+        )
+        fresh, seen = [], set()
+        for posting in checked:
+            if posting.idempotency_key not in done and posting.idempotency_key not in seen:
+                seen.add(posting.idempotency_key)
+                fresh.append(posting)
+        return _write(fresh) if fresh else []
+
+
+def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransaction]:
+    """Insert validated postings whose accounts the caller has locked."""
+    deltas: dict[int, Decimal] = defaultdict(Decimal)
+    accounts: dict[int, LedgerAccount] = {}
+    for posting in postings:
+        for account, amount in posting.lines:
+            deltas[account.pk] += amount
+            accounts[account.pk] = account
+    customer_ids = [
+        pk for pk, a in accounts.items() if a.kind == LedgerAccountKind.CUSTOMER_BALANCE
+    ]
+    if customer_ids:
+        current = dict(
+            LedgerAccount.objects.filter(pk__in=customer_ids).values_list("pk", "balance")
+        )
+        for pk in customer_ids:
+            if current[pk] + deltas[pk] < 0:
+                raise InsufficientBalance(available=current[pk], required=-deltas[pk])
+    posted = LedgerTransaction.objects.bulk_create(
+        [
+            LedgerTransaction(
+                kind=p.kind,
+                memo=p.memo[:500],
+                actor=p.actor,
+                order=p.order,
+                reverses=reverses,
+                payment=p.payment,
+                idempotency_key=p.idempotency_key,
+            )
+            for p in postings
+        ]
+    )
+    LedgerEntry.objects.bulk_create(
+        LedgerEntry(transaction=txn, account=account, amount=amount)
+        for txn, posting in zip(posted, postings, strict=True)
+        for account, amount in posting.lines
+    )
+    moved = {pk: delta for pk, delta in deltas.items() if delta}
+    if moved:
+        LedgerAccount.objects.filter(pk__in=list(moved)).update(
+            balance=F("balance")
+            + Case(
+                *(When(pk=pk, then=Value(delta)) for pk, delta in moved.items()),
+                output_field=DecimalField(**AMOUNT),
+            )
+        )
+    return posted
 
 
 def ledger_reverse(*, transaction_id: int, memo: str, actor: User | None) -> LedgerTransaction:

@@ -1,31 +1,39 @@
-"""Operators resolve what the watcher cannot: payments in review and unmatched transfers.
+"""Operators resolve what the watcher cannot: payments under review.
 
 Every action needs a reason, records the acting user in the payment's history, and moves money
-only through the ledger, out of the receipts awaiting allocation.
+only through the ledger, out of the receipts awaiting allocation. Each takes the payment's lock
+(with its order's other live payments), then the ledger accounts, then calls rental's intents.
 """
-
-from decimal import Decimal
 
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from rental import services as rental_services
-from rental.models import OrderStatus
+from rental.models import Order
 
 from ..exceptions import PaymentError
+from ..locks import lock_payments_with_siblings, lock_transfers
 from ..models import (
     ChainTransfer,
     CryptoPayment,
     LedgerAccountKind,
-    PaymentEvent,
+    PaymentPurpose,
     PaymentStatus,
-    TransferReview,
+    ReviewReason,
+    TransactionKind,
     TransferStatus,
 )
 from ..networks import units_to_usd
-from .ledger import customer_account, lock_accounts, system_account
-from .watcher import allocate_to_purpose, credit_received_to_balance, received_usd
+from .ledger import system_account
+from .settling import (
+    Book,
+    close_siblings,
+    credit_to_balance,
+    open_book,
+    pay_order,
+    unallocated_usd,
+)
 
 
 class NotInReview(PaymentError):
@@ -38,17 +46,17 @@ class ReasonRequired(PaymentError):
 
 class OrderNoLongerPayable(PaymentError):
     message = _(
-        "The order was cancelled and its stock released: credit the money to the customer's "
+        "The order was cancelled or paid another way: credit the money to the customer's "
         "balance instead."
     )
 
 
 class NothingReceived(PaymentError):
-    message = _("Nothing confirmed was received on this payment.")
+    message = _("Nothing confirmed and unallocated was received on this payment.")
 
 
-class TransferNotOpen(PaymentError):
-    message = _("This transfer is not waiting for an operator.")
+class NotReversed(PaymentError):
+    message = _("No transfer of this payment was reversed after its confirmation.")
 
 
 def _reason(reason: str) -> str:
@@ -58,27 +66,15 @@ def _reason(reason: str) -> str:
     return reason[:500]
 
 
-def _locked_review_payment(payment_id: int) -> CryptoPayment:
-    payment = CryptoPayment.objects.select_for_update(of=("self",)).get(pk=payment_id)
+def _open_review(payment_id: int, actor: User) -> tuple[CryptoPayment, dict, Book]:
+    """Lock the payment under review (with its order's live payments) and its accounts."""
+    payments = lock_payments_with_siblings([payment_id])
+    payment = payments.get(payment_id)
+    if payment is None:
+        raise CryptoPayment.DoesNotExist()
     if payment.status != PaymentStatus.NEEDS_REVIEW:
         raise NotInReview()
-    return payment
-
-
-def _lock_money(payment: CryptoPayment) -> None:
-    lock_accounts(
-        [
-            system_account(LedgerAccountKind.UNALLOCATED),
-            system_account(LedgerAccountKind.REVENUE),
-            customer_account(payment.customer),
-        ]
-    )
-
-
-def _resolve(payment: CryptoPayment, status: str, kind: str, actor: User, reason: str) -> None:
-    payment.status = status
-    payment.save(update_fields=["status", "updated_at"])
-    PaymentEvent.objects.create(payment=payment, kind=kind, actor=actor, reason=reason)
+    return payment, payments, open_book(payments.values(), actor=actor)
 
 
 def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
@@ -86,14 +82,20 @@ def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> Crypto
     at most the order total; a surplus goes to the balance), a top-up is credited."""
     reason = _reason(reason)
     with transaction.atomic():
-        payment = _locked_review_payment(payment_id)
-        if received_usd(payment) <= 0:
+        payment, payments, book = _open_review(payment_id, actor)
+        if unallocated_usd(payment) <= 0:
             raise NothingReceived()
-        if payment.order_id and payment.order.status != OrderStatus.PAYMENT_REVIEW:
-            raise OrderNoLongerPayable()
-        _lock_money(payment)
-        allocate_to_purpose(payment, actor=actor, reason=f"settled by an operator: {reason}")
-        _resolve(payment, PaymentStatus.RESOLVED, "marked_settled", actor, reason)
+        if payment.purpose == PaymentPurpose.TOP_UP:
+            credit_to_balance(book, payment, reason=f"settled by an operator: {reason}")
+        else:
+            order = Order.objects.get(pk=payment.order_id)
+            if not pay_order(
+                book, payment, order, reason=f"Payment {payment.reference} settled: {reason}"
+            ):
+                raise OrderNoLongerPayable()
+            close_siblings(book, payment, payments)
+        book.status(payment, PaymentStatus.RESOLVED, f"marked settled: {reason}")
+        book.flush()
     return payment
 
 
@@ -102,100 +104,87 @@ def payment_credit_balance(*, payment_id: int, actor: User, reason: str) -> Cryp
     to awaiting payment, so the customer can pay it from the balance."""
     reason = _reason(reason)
     with transaction.atomic():
-        payment = _locked_review_payment(payment_id)
-        received = received_usd(payment)
-        if received <= 0:
+        payment, _payments, book = _open_review(payment_id, actor)
+        if unallocated_usd(payment) <= 0:
             raise NothingReceived()
-        _lock_money(payment)
-        credit_received_to_balance(
-            payment,
-            amount=received,
-            memo=f"Payment {payment.reference} credited to the balance: {reason}",
-            idempotency_key=f"review-credit:{payment.pk}",
-            actor=actor,
-        )
-        if payment.order_id and payment.order.status == OrderStatus.PAYMENT_REVIEW:
-            rental_services.order_set_status(
+        credit_to_balance(book, payment, reason=f"by an operator: {reason}")
+        if payment.order_id:
+            rental_services.order_back_to_awaiting(
                 order_id=payment.order_id,
-                to_status=OrderStatus.AWAITING_PAYMENT,
                 actor=actor,
                 reason=f"Payment {payment.reference} credited to the balance",
             )
-        _resolve(payment, PaymentStatus.RESOLVED, "credited_to_balance", actor, reason)
+        book.status(payment, PaymentStatus.RESOLVED, f"credited to the balance: {reason}")
+        book.flush()
     return payment
 
 
 def payment_mark_invalid(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
-    """The payment is void (e.g. refunded outside): money received stays in the receipts
-    awaiting allocation; an order under review is cancelled and its stock released."""
+    """The payment is void (e.g. the money was sent back outside the site): what it received
+    and did not allocate is booked as refunded; an order under review is cancelled and its
+    lots released."""
     reason = _reason(reason)
     with transaction.atomic():
-        payment = _locked_review_payment(payment_id)
-        if payment.order_id and payment.order.status == OrderStatus.PAYMENT_REVIEW:
-            rental_services.order_set_status(
+        payment, _payments, book = _open_review(payment_id, actor)
+        amount = unallocated_usd(payment)
+        if amount > 0:
+            payment.allocated_usd += amount
+            book.post(
+                payment,
+                TransactionKind.REFUND,
+                [
+                    (book.accounts.unallocated, -amount),
+                    (system_account(LedgerAccountKind.REFUNDS), amount),
+                ],
+                f"Payment {payment.reference} marked invalid, refunded outside: {reason}",
+                f"refund:{payment.pk}:{payment.allocated_usd}",
+            )
+        if payment.order_id:
+            rental_services.order_cancel_in_review(
                 order_id=payment.order_id,
-                to_status=OrderStatus.CANCELLED,
                 actor=actor,
                 reason=f"Payment {payment.reference} marked invalid",
             )
-        _resolve(payment, PaymentStatus.INVALID, "marked_invalid", actor, reason)
+        book.status(payment, PaymentStatus.INVALID, f"marked invalid: {reason}")
+        book.flush()
     return payment
 
 
-def _locked_open_transfer(transfer_id: int) -> tuple[ChainTransfer, CryptoPayment | None]:
-    payment_id = (
-        ChainTransfer.objects.filter(pk=transfer_id).values_list("payment_id", flat=True).first()
-    )
-    payment = None
-    if payment_id:
-        payment = CryptoPayment.objects.select_for_update(of=("self",)).get(pk=payment_id)
-    transfer = ChainTransfer.objects.select_for_update().get(pk=transfer_id)
-    if transfer.review_state != TransferReview.OPEN or transfer.status != TransferStatus.CONFIRMED:
-        raise TransferNotOpen()
-    return transfer, payment
-
-
-def transfer_credit_balance(*, transfer_id: int, actor: User, reason: str) -> ChainTransfer:
-    """Credit an unmatched transfer to the balance of the customer whose address received it."""
+def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
+    """A confirmed transfer of this payment was reversed by the chain: book its value out of
+    the crypto receipts (the ledger then matches the chain again) as a loss on the adjustments
+    account, and close the review. What the money paid for stays as it is."""
     reason = _reason(reason)
     with transaction.atomic():
-        transfer, payment = _locked_open_transfer(transfer_id)
-        if payment is None:
-            raise TransferNotOpen()
-        amount: Decimal = units_to_usd(transfer.amount_units, payment.decimals)
+        payment, _payments, book = _open_review(payment_id, actor)
+        if payment.review_reason != ReviewReason.REVERSED:
+            raise NotReversed()
+        ids = ChainTransfer.objects.filter(
+            payment=payment, status=TransferStatus.REVERSED, receipted=True
+        ).values_list("pk", flat=True)
+        transfers = list(lock_transfers(ids).values())
+        if not transfers:
+            raise NotReversed()
+        units = sum(t.amount_units for t in transfers)
+        remaining = units_to_usd(payment.receipted_units - units, payment.decimals)
+        amount = payment.receipted_usd - remaining
+        payment.receipted_units -= units
+        payment.receipted_usd = remaining
         if amount > 0:
-            _lock_money(payment)
-            credit_received_to_balance(
+            payment.written_off_usd += amount
+            book.post(
                 payment,
-                amount=amount,
-                memo=f"Transfer {transfer.tx_hash} credited to the balance: {reason}",
-                idempotency_key=f"transfer-credit:{transfer.pk}",
-                actor=actor,
+                TransactionKind.ADJUSTMENT,
+                [
+                    (book.accounts.receipts_of(payment), amount),
+                    (system_account(LedgerAccountKind.ADJUSTMENTS), -amount),
+                ],
+                f"Payment {payment.reference}: reversed transfers written off: {reason}",
+                f"write-off:{payment.pk}:{payment.written_off_usd}",
             )
-        transfer.review_state = TransferReview.CREDITED
-        transfer.save(update_fields=["review_state"])
-        PaymentEvent.objects.create(
-            payment=payment,
-            kind="transfer_credited",
-            actor=actor,
-            reason=reason,
-            data={"tx_hash": transfer.tx_hash},
-        )
-    return transfer
-
-
-def transfer_mark_invalid(*, transfer_id: int, actor: User, reason: str) -> ChainTransfer:
-    reason = _reason(reason)
-    with transaction.atomic():
-        transfer, payment = _locked_open_transfer(transfer_id)
-        transfer.review_state = TransferReview.INVALID
-        transfer.save(update_fields=["review_state"])
-        if payment is not None:
-            PaymentEvent.objects.create(
-                payment=payment,
-                kind="transfer_invalid",
-                actor=actor,
-                reason=reason,
-                data={"tx_hash": transfer.tx_hash},
-            )
-    return transfer
+        # Should the chain include them again, they are counted again.
+        ChainTransfer.objects.filter(pk__in=[t.pk for t in transfers]).update(receipted=False)
+        book.dirty[payment.pk] = payment
+        book.status(payment, PaymentStatus.RESOLVED, f"reversal written off: {reason}")
+        book.flush()
+    return payment

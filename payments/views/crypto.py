@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from rental.models import Order
 from rental.selectors import customer_order
+from rental.views.customer import render_order_page
 
 from ..exceptions import PaymentError
 from ..forms_crypto import DeclareForm, StablecoinForm, TopUpForm
@@ -59,8 +60,7 @@ def pay_crypto(request: HttpRequest, order_id: int) -> HttpResponse:
         order = customer_order(customer=request.user, order_id=order_id)
     except Order.DoesNotExist:
         raise _no_order() from None
-    context = {"order": order, "crypto_form": form, "error": error}
-    return render(request, "rental/order_detail.html", context, status=status)
+    return render_order_page(request, order, status=status, crypto_form=form, error=error)
 
 
 @login_required

@@ -1,4 +1,4 @@
-"""The operators' queue: payments in review, stale declarations, unmatched transfers.
+"""The operators' queue: payments in review, stale declarations, reversed transfers.
 
 For members of the "operators" group (and superusers) only: see `operator_required`. Every
 action is a POST with a mandatory reason; the review services do the work and refuse what
@@ -20,8 +20,8 @@ from accounts.roles import OPERATORS, role_required
 
 from ..exceptions import PaymentError
 from ..forms_ops import ReviewActionForm
-from ..models import ChainTransfer, CryptoPayment
-from ..selectors.ops import ops_payment, ops_queue, ops_transfer
+from ..models import CryptoPayment
+from ..selectors.ops import ops_payment, ops_queue
 from ..services import review
 
 operator_required = role_required(OPERATORS)
@@ -47,20 +47,15 @@ PAYMENT_ACTIONS: dict[str, Action] = {
         gettext_lazy("Payment %(reference)s is marked invalid."),
     ),
 }
-TRANSFER_ACTIONS: dict[str, Action] = {
-    "credit": (
-        review.transfer_credit_balance,
-        gettext_lazy("Credit to the customer's balance"),
-        gettext_lazy("The transfer is credited to the customer's balance."),
-    ),
-    "invalid": (
-        review.transfer_mark_invalid,
-        gettext_lazy("Mark invalid"),
-        gettext_lazy("The transfer is marked invalid."),
+# A payment whose confirmed transfer was reversed by the chain.
+REVERSAL_ACTIONS: dict[str, Action] = {
+    "write-off": (
+        review.payment_write_off_reversed,
+        gettext_lazy("Write off the reversed transfers"),
+        gettext_lazy("The reversed transfers of payment %(reference)s are written off."),
     ),
 }
-
-
+ALL_ACTIONS = {**PAYMENT_ACTIONS, **REVERSAL_ACTIONS}
 def _action_forms(
     actions: dict[str, Action],
     *,
@@ -79,26 +74,17 @@ def _action_forms(
     return forms
 
 
-def _payment_actions(payment_id: int, bound=None) -> list[dict]:
+def _payment_actions(detail, bound=None) -> list[dict]:
+    """The actions that fit the payment; a refused one stays on the page with its error."""
+    actions = REVERSAL_ACTIONS if detail.reversed else PAYMENT_ACTIONS
+    if bound and bound[0] not in actions:
+        actions = {**actions, bound[0]: ALL_ACTIONS[bound[0]]}
     return _action_forms(
-        PAYMENT_ACTIONS,
+        actions,
         url_name="payments:ops_payment_action",
-        object_id={"payment_id": payment_id},
+        object_id={"payment_id": detail.payment.pk},
         bound=bound,
     )
-
-
-def _transfer_actions(transfer_id: int, detail, bound=None) -> list[dict]:
-    """Without a payment there is no customer to credit: only "invalid" is offered."""
-    actions = _action_forms(
-        TRANSFER_ACTIONS,
-        url_name="payments:ops_transfer_action",
-        object_id={"transfer_id": transfer_id},
-        bound=bound,
-    )
-    if detail.payment is None:
-        actions = [action for action in actions if action["name"] != "credit"]
-    return actions
 
 
 def _payment_or_404(payment_id: int):
@@ -106,13 +92,6 @@ def _payment_or_404(payment_id: int):
         return ops_payment(payment_id=payment_id)
     except CryptoPayment.DoesNotExist:
         raise Http404(_("No such payment.")) from None
-
-
-def _transfer_or_404(transfer_id: int):
-    try:
-        return ops_transfer(transfer_id=transfer_id)
-    except ChainTransfer.DoesNotExist:
-        raise Http404(_("No such transfer.")) from None
 
 
 @operator_required
@@ -124,16 +103,17 @@ def queue(request: HttpRequest) -> HttpResponse:
 @operator_required
 @require_GET
 def payment_detail(request: HttpRequest, payment_id: int) -> HttpResponse:
-    context = {"detail": _payment_or_404(payment_id), "actions": _payment_actions(payment_id)}
+    detail = _payment_or_404(payment_id)
+    context = {"detail": detail, "actions": _payment_actions(detail)}
     return render(request, "ops/payment_detail.html", context)
 
 
 @operator_required
 @require_POST
 def payment_action(request: HttpRequest, payment_id: int, action: str) -> HttpResponse:
-    if action not in PAYMENT_ACTIONS:
+    if action not in ALL_ACTIONS:
         raise Http404(_("No such action."))
-    service, _label, done = PAYMENT_ACTIONS[action]
+    service, _label, done = ALL_ACTIONS[action]
     form = ReviewActionForm(request.POST, auto_id=f"id_{action}_%s")
     if form.is_valid():
         try:
@@ -147,45 +127,10 @@ def payment_action(request: HttpRequest, payment_id: int, action: str) -> HttpRe
         else:
             messages.success(request, done % {"reference": payment.reference})
             return redirect("payments:ops_payment", payment_id=payment.pk)
+    detail = _payment_or_404(payment_id)
     context = {
-        "detail": _payment_or_404(payment_id),
-        "actions": _payment_actions(payment_id, bound=(action, form)),
+        "detail": detail,
+        "actions": _payment_actions(detail, bound=(action, form)),
         "failed_action": action,
     }
     return render(request, "ops/payment_detail.html", context, status=400)
-
-
-@operator_required
-@require_GET
-def transfer_detail(request: HttpRequest, transfer_id: int) -> HttpResponse:
-    detail = _transfer_or_404(transfer_id)
-    context = {"detail": detail, "actions": _transfer_actions(transfer_id, detail)}
-    return render(request, "ops/transfer_detail.html", context)
-
-
-@operator_required
-@require_POST
-def transfer_action(request: HttpRequest, transfer_id: int, action: str) -> HttpResponse:
-    if action not in TRANSFER_ACTIONS:
-        raise Http404(_("No such action."))
-    service, _label, done = TRANSFER_ACTIONS[action]
-    form = ReviewActionForm(request.POST, auto_id=f"id_{action}_%s")
-    if form.is_valid():
-        try:
-            transfer = service(
-                transfer_id=transfer_id, actor=request.user, reason=form.cleaned_data["reason"]
-            )
-        except ChainTransfer.DoesNotExist:
-            raise Http404(_("No such transfer.")) from None
-        except PaymentError as exc:
-            form.add_error(None, exc.message)
-        else:
-            messages.success(request, str(done))
-            return redirect("payments:ops_transfer", transfer_id=transfer.pk)
-    detail = _transfer_or_404(transfer_id)
-    context = {
-        "detail": detail,
-        "actions": _transfer_actions(transfer_id, detail, bound=(action, form)),
-        "failed_action": action,
-    }
-    return render(request, "ops/transfer_detail.html", context, status=400)

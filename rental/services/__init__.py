@@ -1,6 +1,14 @@
 """Every write of the rental domain. Orders live in `orders`; the way from paid to active in
 `provisioning`; reminders and the hard stop in `lifecycle`; customer emails in `emails`."""
 
+from .intents import (
+    order_back_to_awaiting,
+    order_cancel_in_review,
+    order_hold_for_payment,
+    order_pay,
+    order_release_unpaid,
+    order_send_to_review,
+)
 from .orders import (
     Configuration,
     Summary,
@@ -15,7 +23,13 @@ __all__ = [
     "Configuration",
     "Summary",
     "configuration_summary",
+    "order_back_to_awaiting",
     "order_cancel_by_customer",
+    "order_cancel_in_review",
+    "order_hold_for_payment",
+    "order_pay",
+    "order_release_unpaid",
+    "order_send_to_review",
     "order_create",
     "order_mark_paid",
     "order_set_status",

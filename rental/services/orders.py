@@ -1,8 +1,11 @@
 """Orders: creation against the hosts' capacity, the one status-change service, cancellation."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
 
@@ -129,6 +132,7 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
             lot_price_usd=order_quote.lot_price_usd,
             total_usd=order_quote.total_usd,
             ssh_public_key=customer.ssh_public_key,
+            hold_until=timezone.now() + timedelta(minutes=settings.ORDER_HOLD_MINUTES),
         )
         OrderStatusChange.objects.create(
             order=order,

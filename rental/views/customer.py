@@ -143,14 +143,20 @@ def _order_context(request: HttpRequest, order: Order, **extra) -> dict:
     }
 
 
-def _render_order(request: HttpRequest, order: Order, status: int = 200, **extra) -> HttpResponse:
+def render_order_page(
+    request: HttpRequest, order: Order, status: int = 200, **extra
+) -> HttpResponse:
+    """The order page, also for another app's POST that failed (payments: cancel, pay)."""
     return render(request, ORDER_TEMPLATE, _order_context(request, order, **extra), status=status)
+
+
+
 
 
 @login_required
 @require_GET
 def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
-    return _render_order(request, _own_order(request, order_id))
+    return render_order_page(request, _own_order(request, order_id))
 
 
 @login_required
@@ -171,7 +177,7 @@ def order_ssh_key(request: HttpRequest, order_id: int) -> HttpResponse:
     form = OrderSshKeyForm(request.POST, customer=request.user)
     if not form.is_valid():
         order = _own_order(request, order_id)
-        return _render_order(request, order, status=400, ssh_key_form=form)
+        return render_order_page(request, order, status=400, ssh_key_form=form)
     try:
         order = order_set_ssh_key(
             order_id=order_id,
@@ -183,27 +189,12 @@ def order_ssh_key(request: HttpRequest, order_id: int) -> HttpResponse:
         raise Http404(_("No such order in your account.")) from None
     except ValidationError as exc:  # the form checks the key first; kept for safety
         form.add_error("ssh_public_key", exc)
-        return _render_order(request, _own_order(request, order_id), status=400, ssh_key_form=form)
+        order = _own_order(request, order_id)
+        return render_order_page(request, order, status=400, ssh_key_form=form)
     except RentalError as exc:
-        return _render_order(request, _own_order(request, order_id), status=409, error=exc.message)
+        order = _own_order(request, order_id)
+        return render_order_page(request, order, status=409, error=exc.message)
     messages.success(
         request, _("Your SSH key is saved on order %(reference)s.") % {"reference": order.reference}
-    )
-    return redirect("rental:order_detail", order_id=order.pk)
-
-
-@login_required
-@require_POST
-def order_cancel(request: HttpRequest, order_id: int) -> HttpResponse:
-    try:
-        order = services.order_cancel_by_customer(order_id=order_id, customer=request.user)
-    except Order.DoesNotExist:
-        raise Http404(_("No such order in your account.")) from None
-    except RentalError as exc:
-        return _render_order(request, _own_order(request, order_id), status=409, error=exc.message)
-    messages.success(
-        request,
-        _("Order %(reference)s is cancelled and its lots are released.")
-        % {"reference": order.reference},
     )
     return redirect("rental:order_detail", order_id=order.pk)

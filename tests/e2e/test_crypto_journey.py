@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from payments.models import CryptoPayment, PaymentStatus
-from payments.services.watcher import scan_network
+from payments.services.scanning import scan_network
 from rental.models import Order, OrderStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

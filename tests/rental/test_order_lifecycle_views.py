@@ -298,7 +298,7 @@ def test_an_ended_order_says_what_happened_to_the_data(
 
 def test_a_cancelled_order_reads_as_before(customer_client, customer, catalogue, place_order):
     order = place_order(customer, catalogue["h100"])
-    customer_client.post(reverse("rental:order_cancel", kwargs={"order_id": order.pk}))
+    customer_client.post(reverse("payments:order_cancel", kwargs={"order_id": order.pk}))
     html = page(customer_client, order)
     assert "This order is cancelled and its lots were released." in html
     assert 'data-section="ssh-key"' not in html

@@ -26,7 +26,7 @@ def test_another_customers_order_answers_404(
 ):
     theirs = place_order(make_customer(), catalogue["h100"], lots=2)
     detail = customer_client.get(reverse("rental:order_detail", kwargs={"order_id": theirs.pk}))
-    cancel = customer_client.post(reverse("rental:order_cancel", kwargs={"order_id": theirs.pk}))
+    cancel = customer_client.post(reverse("payments:order_cancel", kwargs={"order_id": theirs.pk}))
     assert detail.status_code == 404
     assert cancel.status_code == 404
     theirs.refresh_from_db()
@@ -46,7 +46,7 @@ def test_customer_cancels_an_order_and_the_lots_come_back(
     order = place_order(customer, h200, lots=2)
 
     response = customer_client.post(
-        reverse("rental:order_cancel", kwargs={"order_id": order.pk}), follow=True
+        reverse("payments:order_cancel", kwargs={"order_id": order.pk}), follow=True
     )
 
     html = response.content.decode()
@@ -61,7 +61,7 @@ def test_cancelling_an_already_cancelled_order_says_why_and_changes_nothing(
 ):
     h200 = catalogue["h200"]
     order = place_order(customer, h200, lots=2)
-    url = reverse("rental:order_cancel", kwargs={"order_id": order.pk})
+    url = reverse("payments:order_cancel", kwargs={"order_id": order.pk})
     customer_client.post(url)
     stock = lots_available(h200)
 

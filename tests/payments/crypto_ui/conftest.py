@@ -7,11 +7,14 @@ from itertools import count
 
 import pytest
 from django.contrib.auth.models import Group
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
+from payments.locks import lock_payments_with_siblings
 from payments.models import ChainCursor, ChainTransfer, CryptoPayment, TransferStatus
 from payments.services.crypto import payment_create_for_order, payment_create_top_up
+from payments.services.settling import settle
 
 TOKEN = "0x" + "11" * 20
 SENDER = "0x" + "22" * 20
@@ -62,13 +65,12 @@ def tx_hash() -> str:
 
 @pytest.fixture
 def transfer():
-    """A Transfer log to the payment's address, as the watcher stores it."""
+    """A Transfer log to the payment's address, as the watcher stores it; a confirmed one is
+    settled as the watcher settles it (its receipt in the ledger, the payment's state)."""
 
-    def make(
-        payment, *, units=None, block=100, status=TransferStatus.SEEN, review_state=""
-    ) -> ChainTransfer:
+    def make(payment, *, units=None, block=100, status=TransferStatus.SEEN) -> ChainTransfer:
         units = int(payment.amount_due_units) if units is None else units
-        return ChainTransfer.objects.create(
+        row = ChainTransfer.objects.create(
             network=payment.network,
             chain_id=payment.chain_id,
             tx_hash=tx_hash(),
@@ -83,8 +85,12 @@ def transfer():
             payment=payment,
             status=status,
             confirmed_at=timezone.now() if status == TransferStatus.CONFIRMED else None,
-            review_state=review_state,
         )
+        if status in (TransferStatus.SEEN, TransferStatus.CONFIRMED):
+            with transaction.atomic():
+                settle(lock_payments_with_siblings([payment.pk]), touched=[payment.pk])
+            payment.refresh_from_db()
+        return row
 
     return make
 

@@ -2,9 +2,8 @@
 
 import pytest
 
-from payments.networks import confirmations_at
+from payments.networks import HEAD_LAG, confirmations_at
 from payments.selectors.crypto import token_amount, transfer_confirmations
-from payments.services.watcher import HEAD_LAG
 
 
 @pytest.mark.parametrize(

@@ -5,23 +5,25 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.locks import lock_payments
 from payments.models import (
     CryptoPayment,
     PaymentEvent,
     PaymentStatus,
     ReviewReason,
-    TransferReview,
     TransferStatus,
 )
-from payments.services.ledger import customer_account
+from payments.services.confirming import transfers_reversed
+from payments.services.ledger import customer_account, system_account
+from payments.services.payment_status import payment_set_status
 from rental.models import OrderStatus
-from rental.services import order_set_status
+from rental.services import order_send_to_review
 
 QUEUE = reverse("payments:ops_queue")
 REASON = "Customer sent the rest by bank transfer, ticket 4711"
@@ -37,46 +39,32 @@ def action_url(payment, action):
     )
 
 
-def transfer_url(transfer, action=None):
-    if action is None:
-        return reverse("payments:ops_transfer", kwargs={"transfer_id": transfer.pk})
-    return reverse(
-        "payments:ops_transfer_action", kwargs={"transfer_id": transfer.pk, "action": action}
-    )
-
-
 @pytest.fixture
 def in_review(payment, transfer):
     """The order's payment, underpaid at expiry: 800 of 893.76 tUSDC confirmed."""
     received = transfer(payment, units=800_000_000, block=50, status=TransferStatus.CONFIRMED)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.NEEDS_REVIEW,
-        review_reason=ReviewReason.UNDERPAID,
-        received_units=800_000_000,
-    )
-    order_set_status(
-        order_id=payment.order_id,
-        to_status=OrderStatus.PAYMENT_REVIEW,
-        actor=None,
-        reason="underpaid at expiry",
-    )
+    with transaction.atomic():
+        payment_set_status(
+            lock_payments([payment.pk])[payment.pk],
+            to_status=PaymentStatus.NEEDS_REVIEW,
+            review_reason=ReviewReason.UNDERPAID,
+            reason="underpaid at expiry",
+        )
+        order_send_to_review(order_id=payment.order_id, reason="underpaid at expiry")
     payment.refresh_from_db()
     payment.received_transfer = received
     return payment
 
 
 @pytest.fixture
-def open_transfer(top_up, transfer, make_customer):
-    """A transfer confirmed after its top-up was settled: left to an operator."""
+def reversed_payment(top_up, transfer, make_customer):
+    """A top-up confirmed and credited, whose transfer the chain then dropped."""
     payment = top_up("20.00", who=make_customer(email="late@example.com"))
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=PaymentStatus.CONFIRMED)
-    return transfer(
-        payment,
-        units=5_000_000,
-        block=70,
-        status=TransferStatus.CONFIRMED,
-        review_state=TransferReview.OPEN,
-    )
+    row = transfer(payment, status=TransferStatus.CONFIRMED)
+    transfers_reversed(transfer_ids=[row.pk])
+    payment.refresh_from_db()
+    payment.reversed_transfer = row
+    return payment
 
 
 # ------------------------------------------------------------------------------ access
@@ -122,17 +110,17 @@ def test_the_navigation_shows_operations_to_operators_only(operator_client, cust
 # ------------------------------------------------------------------------------- queue
 
 
-def test_the_queue_lists_payments_in_review_and_open_transfers(
-    operator_client, in_review, open_transfer
+def test_the_queue_lists_payments_in_review_and_reversed_transfers(
+    operator_client, in_review, reversed_payment
 ):
     html = operator_client.get(QUEUE).content.decode()
     assert f'data-payment="{in_review.pk}"' in html
     assert 'data-field="review-reason">Underpaid<' in html
     assert in_review.customer.email in html
-    assert f'data-transfer="{open_transfer.pk}"' in html
-    assert open_transfer.tx_hash in html
-    assert "5.000000 tUSDC" in html
-    assert transfer_url(open_transfer) in html
+    assert f'data-transfer="{reversed_payment.reversed_transfer.pk}"' in html
+    assert reversed_payment.reversed_transfer.tx_hash in html
+    assert "20.000000 tUSDC" in html
+    assert ops_payment_url(reversed_payment) in html
 
 
 def test_the_queue_lists_stale_declarations_only(operator_client, payment, top_up, settings):
@@ -172,7 +160,7 @@ def test_the_queue_runs_a_fixed_number_of_queries(operator_client, top_up, trans
         CryptoPayment.objects.filter(pk=settled.pk).update(
             status=PaymentStatus.CONFIRMED, confirmed_at=timezone.now()
         )
-        transfer(settled, status=TransferStatus.CONFIRMED, review_state=TransferReview.OPEN)
+        transfer(settled, status=TransferStatus.REVERSED)
 
     add_rows()
     with CaptureQueriesContext(connection) as one:
@@ -224,12 +212,15 @@ def test_mark_settled_pays_the_order_and_records_who_and_why(
     in_review.refresh_from_db()
     assert in_review.status == PaymentStatus.RESOLVED
     assert in_review.order.status == OrderStatus.PROVISIONING  # paid, cards allocated
-    event = PaymentEvent.objects.get(payment=in_review, kind="marked_settled")
-    assert (event.actor, event.reason) == (operator, REASON)
+    event = PaymentEvent.objects.get(payment=in_review, kind="status", to_status="resolved")
+    assert event.actor == operator and REASON in event.reason
+    # What arrived (800.00) is the revenue; nothing is left unallocated.
+    assert system_account("revenue").balance == Decimal("800.00")
+    assert in_review.unallocated_usd == 0
 
     html = operator_client.get(ops_payment_url(in_review)).content.decode()
     assert f"Payment {in_review.reference} is marked settled." in html
-    assert "Marked settled" in html
+    assert "Resolved" in html
     assert REASON in html
     assert operator.email in html
 
@@ -242,7 +233,7 @@ def test_credit_moves_what_was_received_to_the_balance(operator_client, operator
     assert in_review.order.status == OrderStatus.AWAITING_PAYMENT
     assert customer_account(in_review.customer).balance == Decimal("800.00")
     event = PaymentEvent.objects.get(payment=in_review, kind="credited_to_balance")
-    assert (event.actor, event.reason) == (operator, REASON)
+    assert event.actor == operator and REASON in event.reason
 
 
 def test_mark_invalid_cancels_the_order(operator_client, in_review):
@@ -251,6 +242,9 @@ def test_mark_invalid_cancels_the_order(operator_client, in_review):
     in_review.refresh_from_db()
     assert in_review.status == PaymentStatus.INVALID
     assert in_review.order.status == OrderStatus.CANCELLED
+    # The money was sent back outside the site: booked as refunded, nothing left unallocated.
+    assert system_account("refunds").balance == Decimal("800.00")
+    assert system_account("unallocated").balance == 0
 
 
 @pytest.mark.parametrize("action", ["settle", "credit", "invalid"])
@@ -276,6 +270,7 @@ def test_an_action_without_a_valid_reason_changes_nothing(
     assert in_review.order.status == OrderStatus.PAYMENT_REVIEW
     assert PaymentEvent.objects.count() == events
     assert customer_account(in_review.customer).balance == 0
+    assert system_account("unallocated").balance == Decimal("800.00")
 
 
 def test_a_refused_action_is_shown_on_its_form(operator_client, payment):
@@ -298,63 +293,46 @@ def test_actions_need_a_post(operator_client, in_review):
     assert operator_client.get(action_url(in_review, "settle")).status_code == 405
 
 
-# -------------------------------------------------------------------- transfer actions
+# ------------------------------------------------------------------ reversed transfers
 
 
-def test_the_transfer_page_shows_the_transfer_and_its_actions(operator_client, open_transfer):
-    html = operator_client.get(transfer_url(open_transfer)).content.decode()
-    assert open_transfer.tx_hash in html
-    assert 'data-field="amount">5.000000 tUSDC' in html
-    assert "late@example.com" in html
-    assert f'action="{transfer_url(open_transfer, "credit")}"' in html
-    assert f'action="{transfer_url(open_transfer, "invalid")}"' in html
+def test_a_reversed_payment_offers_the_write_off_only(operator_client, reversed_payment):
+    assert (reversed_payment.status, reversed_payment.review_reason) == (
+        PaymentStatus.NEEDS_REVIEW,
+        ReviewReason.REVERSED,
+    )
+    html = operator_client.get(ops_payment_url(reversed_payment)).content.decode()
+    assert f'action="{action_url(reversed_payment, "write-off")}"' in html
+    assert action_url(reversed_payment, "settle") not in html
 
 
-def test_an_open_transfer_is_credited_to_the_customers_balance(
-    operator_client, operator, open_transfer
+def test_writing_off_a_reversal_makes_the_ledger_match_the_chain(
+    operator_client, operator, reversed_payment
 ):
-    response = operator_client.post(transfer_url(open_transfer, "credit"), {"reason": REASON})
+    receipts = system_account("crypto_receipts", asset="tUSDC", network="local")
+    assert receipts.balance == Decimal("-20.00")  # the ledger still has what the chain lost
+    response = operator_client.post(action_url(reversed_payment, "write-off"), {"reason": REASON})
     assert response.status_code == 302
-    open_transfer.refresh_from_db()
-    assert open_transfer.review_state == TransferReview.CREDITED
-    assert customer_account(open_transfer.payment.customer).balance == Decimal("5.00")
-    event = PaymentEvent.objects.get(kind="transfer_credited")
-    assert (event.actor, event.reason) == (operator, REASON)
-    assert open_transfer.tx_hash not in operator_client.get(QUEUE).content.decode()
+    reversed_payment.refresh_from_db()
+    assert reversed_payment.status == PaymentStatus.RESOLVED
+    receipts.refresh_from_db()
+    assert receipts.balance == Decimal("0.00")
+    assert system_account("adjustments").balance == Decimal("-20.00")
+    # The customer keeps what was credited; the loss is the business's, on record.
+    assert customer_account(reversed_payment.customer).balance == Decimal("20.00")
+    assert html_has_no_reversed(operator_client, reversed_payment)
 
 
-def test_an_open_transfer_is_marked_invalid(operator_client, open_transfer):
-    response = operator_client.post(transfer_url(open_transfer, "invalid"), {"reason": REASON})
-    assert response.status_code == 302
-    open_transfer.refresh_from_db()
-    assert open_transfer.review_state == TransferReview.INVALID
-    assert customer_account(open_transfer.payment.customer).balance == 0
+def html_has_no_reversed(client, payment) -> bool:
+    return payment.reversed_transfer.tx_hash not in client.get(QUEUE).content.decode()
 
 
-@pytest.mark.parametrize("action", ["credit", "invalid"])
-def test_a_transfer_action_without_a_reason_changes_nothing(operator_client, open_transfer, action):
-    response = operator_client.post(transfer_url(open_transfer, action), {"reason": ""})
+def test_the_write_off_is_refused_on_a_payment_that_was_not_reversed(operator_client, in_review):
+    response = operator_client.post(action_url(in_review, "write-off"), {"reason": REASON})
     assert response.status_code == 400
-    assert "Give the reason for this action" in response.content.decode()
-    open_transfer.refresh_from_db()
-    assert open_transfer.review_state == TransferReview.OPEN
-
-
-def test_a_transfer_already_decided_is_refused(operator_client, open_transfer):
-    operator_client.post(transfer_url(open_transfer, "invalid"), {"reason": REASON})
-    response = operator_client.post(transfer_url(open_transfer, "credit"), {"reason": REASON})
-    assert response.status_code == 400
-    assert "This transfer is not waiting for an operator." in response.content.decode()
-    open_transfer.refresh_from_db()
-    assert open_transfer.review_state == TransferReview.INVALID
-    assert customer_account(open_transfer.payment.customer).balance == 0
-
-
-def test_a_customer_cannot_act_on_a_transfer(customer_client, open_transfer):
-    response = customer_client.post(transfer_url(open_transfer, "credit"), {"reason": REASON})
-    assert response.status_code == 403
-    open_transfer.refresh_from_db()
-    assert open_transfer.review_state == TransferReview.OPEN
+    assert "No transfer of this payment was reversed" in response.content.decode()
+    in_review.refresh_from_db()
+    assert in_review.status == PaymentStatus.NEEDS_REVIEW
 
 
 def test_the_group_name_is_operators(make_customer):

@@ -95,7 +95,7 @@ def test_an_unknown_choice_is_refused_with_a_field_message(
 
 
 def test_a_cancelled_order_cannot_be_paid(customer_client, customer, order, local_network):
-    customer_client.post(reverse("rental:order_cancel", kwargs={"order_id": order.pk}))
+    customer_client.post(reverse("payments:order_cancel", kwargs={"order_id": order.pk}))
     response = customer_client.post(pay_url(order), {"stablecoin": "local:tUSDC"})
     assert response.status_code == 409
     assert "This order is no longer awaiting payment." in response.content.decode()

@@ -63,6 +63,7 @@ def test_a_healthy_ledger_reconciles_with_no_discrepancy(healthy_ledger, finance
         "top_up": {"count": 0, "total": "0.00"},
         "order_payment": {"count": 1, "total": f"{order.total_usd:.2f}"},
         "overpayment_credit": {"count": 0, "total": "0.00"},
+        "payment_credit": {"count": 0, "total": "0.00"},
         "adjustment": {"count": 2, "total": "570.00"},
         "refund": {"count": 0, "total": "0.00"},
         "reversal": {"count": 0, "total": "0.00"},

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from payments.models import ChainCursor, CryptoPayment
 from payments.services.crypto import payment_create_for_order, payment_create_top_up
-from payments.services.watcher import scan_network
+from payments.services.scanning import scan_network
 
 
 @pytest.fixture

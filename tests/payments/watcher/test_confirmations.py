@@ -18,12 +18,11 @@ from payments.models import (
     PaymentStatus,
     ReviewReason,
     TransactionKind,
-    TransferReview,
     TransferStatus,
 )
 from payments.services.crypto import payments_expire
 from payments.services.ledger import customer_account, system_account
-from payments.services.watcher import payment_check, scan_network
+from payments.services.scanning import payment_check, scan_network
 from rental.models import Order, OrderStatus
 from tests.conftest import lots_available
 
@@ -268,7 +267,7 @@ def test_the_same_log_processed_twice_is_stored_and_credited_once(chain, order_p
     assert reload(payment).received_units == payment.amount_due_units
 
 
-def test_a_transfer_after_monitoring_ended_is_unmatched_and_recorded(
+def test_a_transfer_after_monitoring_ended_is_recorded_and_sent_to_review(
     chain, order_payment, pay, scan
 ):
     payment = order_payment()
@@ -281,27 +280,31 @@ def test_a_transfer_after_monitoring_ended_is_unmatched_and_recorded(
     chain.mine(3)
     scan()
     transfer = ChainTransfer.objects.get()
-    assert (transfer.status, transfer.review_state) == (
-        TransferStatus.CONFIRMED,
-        TransferReview.OPEN,
-    )
+    assert (transfer.status, transfer.receipted) == (TransferStatus.CONFIRMED, True)
+    # In the ledger, waiting in front of an operator.
     assert system_account(LedgerAccountKind.UNALLOCATED).balance == Decimal("201.60")
-    assert reload(payment).status == PaymentStatus.EXPIRED
+    late = reload(payment)
+    assert (late.status, late.review_reason) == (PaymentStatus.NEEDS_REVIEW, ReviewReason.PAID_LATE)
 
 
-def test_a_second_payment_to_a_settled_address_is_unmatched(chain, order_payment, pay, scan):
+def test_a_second_payment_to_a_settled_address_goes_to_the_balance(
+    chain, order_payment, pay, scan, customer, mailoutbox, django_capture_on_commit_callbacks
+):
     payment = order_payment()
     pay(payment)
     chain.mine(3)
     scan()
     pay(payment, units("5.00"))
     chain.mine(3)
-    scan()
+    with django_capture_on_commit_callbacks(execute=True):
+        scan()
     assert reload(payment).status == PaymentStatus.CONFIRMED
-    second = ChainTransfer.objects.order_by("-block_number").first()
-    assert second.review_state == TransferReview.OPEN
-    assert system_account(LedgerAccountKind.UNALLOCATED).balance == Decimal("5.00")
+    assert system_account(LedgerAccountKind.UNALLOCATED).balance == Decimal("0.00")
     assert system_account(LedgerAccountKind.REVENUE).balance == Decimal("201.60")
+    assert customer_account(customer).balance == Decimal("5.00")
+    credit = LedgerTransaction.objects.get(kind=TransactionKind.PAYMENT_CREDIT)
+    assert credit.payment_id == payment.pk and payment.reference in credit.memo
+    assert any("5.00 USD credited" in mail.subject for mail in mailoutbox)
 
 
 def test_a_declaration_with_a_hash_fetches_that_receipt_now(chain, order_payment, pay):
@@ -352,18 +355,18 @@ def test_the_scan_task_schedules_a_retry_with_backoff_and_changes_nothing(
     before = ChainCursor.objects.get(network="local")
     settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": dead_rpc_url}
     calls = []
-    original = tasks.watcher.scan_network
+    original = tasks.scanning.scan_network
 
     def counting(**kwargs):
         calls.append(kwargs)
         return original(**kwargs)
 
-    tasks.watcher.scan_network = counting
+    tasks.scanning.scan_network = counting
     try:
         with pytest.raises(Retry) as retry:
             tasks.scan_network.delay("local")
     finally:
-        tasks.watcher.scan_network = original
+        tasks.scanning.scan_network = original
     assert len(calls) == 1
     assert isinstance(retry.value.exc, RpcError)
     assert retry.value.when == 2  # the first countdown of the exponential backoff (2, 4, 8 s...)

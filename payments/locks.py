@@ -1,0 +1,91 @@
+"""Every row lock of the payments app, in one place.
+
+The lock order, written once: a transaction takes what it needs in this order, never the
+reverse, and several rows of one kind in primary-key order — so two transactions never wait on
+each other in a circle.
+
+    1. the network's chain cursor (a scan's own short transaction)
+    2. crypto payments, by primary key
+    3. chain transfers, by primary key
+    4. ledger accounts, by primary key
+    5. the deposit-address counter
+    6. rental's rows (the order, then its GPU model), taken by rental's intent services
+
+Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
+"""
+
+from collections.abc import Iterable
+
+from django.db.models import QuerySet
+
+from .models import (
+    LIVE_STATUSES,
+    AddressIndexCounter,
+    ChainCursor,
+    ChainTransfer,
+    CryptoPayment,
+    LedgerAccount,
+)
+
+
+def _for_update(queryset: QuerySet, **options) -> QuerySet:
+    return queryset.select_for_update(of=("self",), **options).order_by("pk")
+
+
+def lock_payments(payment_ids: Iterable[int]) -> dict[int, CryptoPayment]:
+    """These payments, locked in primary-key order."""
+    ids = sorted(set(payment_ids))
+    if not ids:
+        return {}
+    return {p.pk: p for p in _for_update(CryptoPayment.objects.filter(pk__in=ids))}
+
+
+def lock_payments_with_siblings(payment_ids: Iterable[int]) -> dict[int, CryptoPayment]:
+    """These payments and the live payments of their orders, all locked in one primary-key
+    ordered pass (settling one payment may close its order's others)."""
+    ids = set(payment_ids)
+    if not ids:
+        return {}
+    orders = CryptoPayment.objects.filter(pk__in=ids, order__isnull=False).values("order_id")
+    siblings = CryptoPayment.objects.filter(order_id__in=orders, status__in=LIVE_STATUSES)
+    return lock_payments(ids | set(siblings.values_list("pk", flat=True)))
+
+
+def lock_customer_payment(*, payment_id: int, customer) -> CryptoPayment:
+    """The customer's own payment, locked; another customer's raises DoesNotExist."""
+    payment = _for_update(CryptoPayment.objects.filter(pk=payment_id, customer=customer)).first()
+    if payment is None:
+        raise CryptoPayment.DoesNotExist()
+    return payment
+
+
+def lock_order_payments(*, order_id: int, statuses=LIVE_STATUSES) -> list[CryptoPayment]:
+    """The order's payments in these statuses (by default the live ones), locked."""
+    return list(_for_update(CryptoPayment.objects.filter(order_id=order_id, status__in=statuses)))
+
+
+def lock_transfers(transfer_ids: Iterable[int]) -> dict[int, ChainTransfer]:
+    ids = sorted(set(transfer_ids))
+    if not ids:
+        return {}
+    return {t.pk: t for t in _for_update(ChainTransfer.objects.filter(pk__in=ids))}
+
+
+def lock_accounts(accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]:
+    """Ledger accounts, locked in primary-key order (no deadlock between opposite postings)."""
+    ids = sorted({account.pk for account in accounts})
+    return {a.pk: a for a in _for_update(LedgerAccount.objects.filter(pk__in=ids))}
+
+
+def lock_address_counter() -> AddressIndexCounter:
+    AddressIndexCounter.objects.get_or_create(pk=1)
+    return AddressIndexCounter.objects.select_for_update().get(pk=1)
+
+
+def lock_cursor(network_key: str, *, skip_locked: bool = False) -> ChainCursor | None:
+    """The network's cursor, or None when another scan holds it and `skip_locked`."""
+    return (
+        ChainCursor.objects.select_for_update(skip_locked=skip_locked)
+        .filter(network=network_key)
+        .first()
+    )

@@ -1,0 +1,123 @@
+"""The one way a crypto payment changes status.
+
+`payments_set_status` checks every change against PAYMENT_TRANSITIONS (payments.models),
+writes the status, the `PaymentEvent` that records it (kind "status", from, to, acting user,
+reason) and queues what follows after the commit. Nothing else assigns `payment.status`. The
+caller holds the payments' row locks (payments.locks). Batches write in a fixed number of
+queries, so 500 confirmations arriving at once cost what one does, give or take the rows.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from ..exceptions import PaymentError
+from ..models import (
+    PAYMENT_TRANSITIONS,
+    CryptoPayment,
+    PaymentEvent,
+    PaymentEventKind,
+    PaymentStatus,
+)
+
+
+class InvalidPaymentTransition(PaymentError):
+    message = _("This payment cannot change to that status now.")
+
+    def __init__(self, from_status: str = "", to_status: str = ""):
+        self.from_status, self.to_status = from_status, to_status
+        super().__init__()
+
+    def __str__(self) -> str:
+        return f"payment status {self.from_status!r} cannot become {self.to_status!r}"
+
+
+def can_change(from_status: str, to_status: str) -> bool:
+    return to_status in PAYMENT_TRANSITIONS.get(from_status, frozenset())
+
+
+@dataclass(slots=True)
+class StatusChange:
+    payment: CryptoPayment
+    to_status: str
+    reason: str = ""
+    actor: object | None = None
+    review_reason: str = ""
+    data: dict = field(default_factory=dict)
+    event: PaymentEvent | None = None
+
+
+def payment_set_status(
+    payment: CryptoPayment,
+    *,
+    to_status: str,
+    reason: str = "",
+    actor=None,
+    review_reason: str = "",
+    **data,
+) -> CryptoPayment:
+    """Change one payment's status (the caller holds its row lock); InvalidPaymentTransition
+    when the map does not allow it. A payment sent to review needs `review_reason`."""
+    payments_set_status([StatusChange(payment, to_status, reason, actor, review_reason, data)])
+    return payment
+
+
+def payments_set_status(changes: Sequence[StatusChange]) -> None:
+    """Check and apply status changes to locked payments, then write them: one UPDATE and
+    one INSERT whatever their number."""
+    for change in changes:
+        if change.event is None:
+            status_apply(change)
+    status_write(changes)
+
+
+def status_apply(change: StatusChange) -> StatusChange:
+    """Check one change against the map and apply it to the payment in memory (so later
+    decisions in the same batch see it); `status_write` stores it."""
+    payment, to_status = change.payment, change.to_status
+    if not can_change(payment.status, to_status):
+        raise InvalidPaymentTransition(payment.status, to_status)
+    if to_status == PaymentStatus.NEEDS_REVIEW and not change.review_reason:
+        raise ValueError("a payment sent to review needs a review reason")
+    now = timezone.now()
+    data = dict(change.data)
+    if change.review_reason:
+        data["review"] = change.review_reason
+    change.event = PaymentEvent(
+        payment=payment,
+        kind=PaymentEventKind.STATUS,
+        from_status=payment.status,
+        to_status=to_status,
+        actor=change.actor,
+        reason=change.reason[:500],
+        data=data,
+    )
+    payment.status = to_status
+    if to_status == PaymentStatus.NEEDS_REVIEW:
+        payment.review_reason = change.review_reason
+    if to_status == PaymentStatus.CONFIRMED:
+        payment.confirmed_at = now
+    payment.updated_at = now
+    return change
+
+
+def status_write(changes: Sequence[StatusChange]) -> None:
+    """Store applied changes and their events; queue the emails after the commit."""
+    if not changes:
+        return
+    latest = {change.payment.pk: change.payment for change in changes}
+    CryptoPayment.objects.bulk_update(
+        list(latest.values()), ["status", "review_reason", "confirmed_at", "updated_at"]
+    )
+    events = PaymentEvent.objects.bulk_create([change.event for change in changes])
+    from .. import tasks
+
+    for event in events:
+        if event.to_status in NOTIFIED_STATUSES:
+            tasks.payment_event_email.delay_on_commit(event.pk)
+
+
+# The customer is emailed when their payment reaches one of these.
+NOTIFIED_STATUSES = frozenset({PaymentStatus.CLOSED, PaymentStatus.NEEDS_REVIEW})
