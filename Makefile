@@ -63,6 +63,7 @@ bench: install
 	scripts/ensure-test-services
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/watcher.py
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/settle.py
 
 messages: install
 	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --no-obsolete
