@@ -259,3 +259,21 @@ def chain(chain_session, settings) -> Iterator[LocalChain]:
 def dead_rpc_url() -> str:
     """An RPC URL on 127.0.0.1 where nothing listens (a port just freed)."""
     return f"http://127.0.0.1:{free_port()}/"
+
+
+@pytest.fixture
+def private_chain(settings) -> Iterator[LocalChain]:
+    """A chain of the test's own (a fresh anvil, stopped after the test), for reorganisations
+    deeper than anvil's snapshots survive; the site's settings point at it for the test."""
+    binary = anvil_binary()
+    if binary is None:
+        pytest.fail("anvil is not installed (node_modules/.bin/anvil): run `make install`.")
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process, rpc_url = _start_anvil(binary, log)
+        try:
+            chain = LocalChain(rpc_url)
+            settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": rpc_url}
+            settings.LOCAL_TOKEN_ADDRESS = chain.token_address
+            yield chain
+        finally:
+            _stop(process)

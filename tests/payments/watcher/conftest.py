@@ -71,3 +71,15 @@ def age_cursor_scan(minutes: int = 0):
     ChainCursor.objects.filter(network="local").update(
         last_scan_at=timezone.now() - timedelta(minutes=minutes)
     )
+
+
+@pytest.fixture
+def operator_client(make_customer):
+    from django.contrib.auth.models import Group
+    from django.test import Client
+
+    user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
+    user.groups.add(Group.objects.get_or_create(name="operators")[0])
+    browser = Client()
+    browser.force_login(user)
+    return browser
