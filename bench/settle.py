@@ -46,6 +46,8 @@ ROUNDS = int(os.environ.get("BENCH_SETTLE_ROUNDS", "5"))
 # database, as in production, and purged at the end: a worker runs them, not the settling call.
 # BENCH_SETTLE_EAGER=1 runs them in-process instead (the test settings' way), inside the timing.
 EAGER = os.environ.get("BENCH_SETTLE_EAGER") == "1"
+# BENCH_SETTLE_PROFILE=1: print where the first round's settlement spends its time.
+PROFILE = os.environ.get("BENCH_SETTLE_PROFILE") == "1"
 TARGET = 3.0
 
 
@@ -170,8 +172,17 @@ def main() -> None:
             # -- measured: the call that confirms and settles the backlog.
             marker = LedgerTransaction.objects.aggregate(last=Max("pk"))["last"] or 0
             t0 = time.perf_counter()
-            confirm_transfers(network_key="local")
-            settle_times.append(time.perf_counter() - t0)
+            if PROFILE and round_number == 0:
+                import cProfile
+                import pstats
+
+                profiler = cProfile.Profile()
+                profiler.runcall(confirm_transfers, network_key="local")
+                settle_times.append(time.perf_counter() - t0)
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(35)
+            else:
+                confirm_transfers(network_key="local")
+                settle_times.append(time.perf_counter() - t0)
 
             confirmed = CryptoPayment.objects.filter(
                 pk__in=payment_ids, status=PaymentStatus.CONFIRMED

@@ -66,6 +66,7 @@ def expire_payments() -> int:
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
-def payment_event_email(event_id: int) -> bool:
-    """Tell the customer what happened to their money (closed, under review, credited): once."""
-    return emails.payment_event_email_send(event_id=event_id)
+def payment_event_emails(event_ids: list[int]) -> int:
+    """Tell customers what happened to their money (closed, under review, credited), one
+    email per event, once each: a retry after a failed send skips those already sent."""
+    return sum(emails.payment_event_email_send(event_id=event_id) for event_id in event_ids)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
+from ..bulk import update_rows
 from ..chain.rpc import ChainClient
 from ..locks import lock_payments_with_siblings, lock_transfers
 from ..models import ChainTransfer, PaymentEvent, PaymentEventKind, TransferStatus
@@ -80,7 +81,7 @@ def _apply(decided: dict[int, tuple[str, str]]) -> tuple[int, int]:
                     )
                 )
             changed.append(transfer)
-        ChainTransfer.objects.bulk_update(changed, ["status", "confirmed_at"])
+        update_rows(changed, ["status", "confirmed_at"])
         PaymentEvent.objects.bulk_create(events)
         settle(payments, touched={t.payment_id for t in changed if t.payment_id})
     confirmed = sum(1 for t in changed if t.status == TransferStatus.CONFIRMED)
@@ -106,7 +107,7 @@ def transfers_reversed(*, transfer_ids: Iterable[int]) -> int:
         ]
         for transfer in transfers:
             transfer.status = TransferStatus.REVERSED
-        ChainTransfer.objects.bulk_update(transfers, ["status"])
+        update_rows(transfers, ["status"])
         PaymentEvent.objects.bulk_create(
             PaymentEvent(
                 payment_id=t.payment_id,

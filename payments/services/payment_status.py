@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from ..bulk import update_rows
 from ..exceptions import PaymentError
 from ..models import (
     PAYMENT_TRANSITIONS,
@@ -103,20 +104,23 @@ def status_apply(change: StatusChange) -> StatusChange:
     return change
 
 
-def status_write(changes: Sequence[StatusChange]) -> None:
-    """Store applied changes and their events; queue the emails after the commit."""
+STATUS_FIELDS = ["status", "review_reason", "confirmed_at", "updated_at"]
+
+
+def status_write(changes: Sequence[StatusChange], *, rows_written: bool = False) -> None:
+    """Store applied changes and their events; queue the emails after the commit. With
+    `rows_written`, the caller has already saved STATUS_FIELDS of these payments."""
     if not changes:
         return
-    latest = {change.payment.pk: change.payment for change in changes}
-    CryptoPayment.objects.bulk_update(
-        list(latest.values()), ["status", "review_reason", "confirmed_at", "updated_at"]
-    )
+    if not rows_written:
+        latest = {change.payment.pk: change.payment for change in changes}
+        update_rows(list(latest.values()), STATUS_FIELDS)
     events = PaymentEvent.objects.bulk_create([change.event for change in changes])
     from .. import tasks
 
-    for event in events:
-        if event.to_status in NOTIFIED_STATUSES:
-            tasks.payment_event_email.delay_on_commit(event.pk)
+    notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
+    if notified:
+        tasks.payment_event_emails.delay_on_commit(notified)
 
 
 # The customer is emailed when their payment reaches one of these.

@@ -31,6 +31,7 @@ from django.utils import timezone
 from rental import services as rental_services
 from rental.models import Order
 
+from ..bulk import update_rows
 from ..locks import lock_accounts
 from ..models import (
     LIVE_STATUSES,
@@ -48,7 +49,7 @@ from ..models import (
 )
 from ..networks import units_to_usd
 from .ledger import Posting, customer_accounts, ledger_post_many, system_account
-from .payment_status import StatusChange, can_change, status_apply, status_write
+from .payment_status import STATUS_FIELDS, StatusChange, can_change, status_apply, status_write
 
 ZERO = Decimal("0.00")
 MONEY_FIELDS = [
@@ -74,6 +75,7 @@ class Book:
     changes: list[StatusChange] = field(default_factory=list)
     events: list[PaymentEvent] = field(default_factory=list)
     dirty: dict[int, CryptoPayment] = field(default_factory=dict)
+    receipted: list[int] = field(default_factory=list)  # transfers now in the ledger
 
     def status(self, payment: CryptoPayment, to_status: str, reason: str, **extra) -> None:
         """Check and apply now (later decisions of the batch see it); written at flush."""
@@ -94,18 +96,24 @@ class Book:
 
     def flush(self) -> None:
         """Write everything, in a fixed number of queries."""
+        for change in self.changes:
+            self.dirty[change.payment.pk] = change.payment
         if self.dirty:
             now = timezone.now()
             for payment in self.dirty.values():
                 payment.updated_at = now
-            CryptoPayment.objects.bulk_update(list(self.dirty.values()), MONEY_FIELDS)
+            # Money and status of every payment touched, in one statement.
+            update_rows(list(self.dirty.values()), [*MONEY_FIELDS, *STATUS_FIELDS[:-1]])
+        if self.receipted:
+            ChainTransfer.objects.filter(pk__in=self.receipted).update(receipted=True)
         ledger_post_many(self.postings)
         # Status changes after the money: a status event describes money already posted.
-        status_write(self.changes)
+        status_write(self.changes, rows_written=True)
         if self.events:
             created = PaymentEvent.objects.bulk_create(self.events)
             _email_credits(created)
         self.postings, self.changes, self.events, self.dirty = [], [], [], {}
+        self.receipted = []
 
 
 class Accounts:
@@ -210,7 +218,7 @@ def _post_receipts(book: Book, payment: CryptoPayment, transfers: list[ChainTran
             tx_hash=transfer.tx_hash,
             units=str(transfer.amount_units),
         )
-    ChainTransfer.objects.filter(pk__in=[t.pk for t in transfers]).update(receipted=True)
+    book.receipted += [t.pk for t in transfers]
 
 
 # ---------------------------------------------------------------------- allocating
@@ -220,8 +228,12 @@ def unallocated_usd(payment: CryptoPayment) -> Decimal:
     return payment.unallocated_usd
 
 
-def credit_to_balance(book: Book, payment: CryptoPayment, *, reason: str) -> Decimal:
-    """Move what the payment holds unallocated to the customer's balance; return the amount."""
+def credit_to_balance(
+    book: Book, payment: CryptoPayment, *, reason: str, expected: bool = False
+) -> Decimal:
+    """Move what the payment holds unallocated to the customer's balance; return the amount.
+    Unless the credit is what the customer asked for (`expected`: a top-up), it is recorded in
+    the payment's history and emailed: money the customer meant for an order."""
     amount = unallocated_usd(payment)
     if amount <= 0:
         return ZERO
@@ -238,7 +250,8 @@ def credit_to_balance(book: Book, payment: CryptoPayment, *, reason: str) -> Dec
         f"Payment {payment.reference} credited to the balance: {reason}",
         f"credit:{payment.pk}:{payment.allocated_usd}",
     )
-    book.event(payment, PaymentEventKind.CREDITED, reason, amount=str(amount))
+    if not expected:
+        book.event(payment, PaymentEventKind.CREDITED, reason, amount=str(amount))
     return amount
 
 
@@ -323,7 +336,7 @@ def _decide(
             if late:
                 _to_review(book, payment, ReviewReason.PAID_LATE, "paid after the expiry")
             elif payment.purpose == PaymentPurpose.TOP_UP:
-                credit_to_balance(book, payment, reason="top-up confirmed on chain")
+                credit_to_balance(book, payment, reason="top-up confirmed on chain", expected=True)
                 book.status(payment, PaymentStatus.CONFIRMED, "confirmed on chain")
             elif pay_order(
                 book,
@@ -389,6 +402,6 @@ def settle(
 def _email_credits(events: list[PaymentEvent]) -> None:
     from .. import tasks
 
-    for event in events:
-        if event.kind == PaymentEventKind.CREDITED:
-            tasks.payment_event_email.delay_on_commit(event.pk)
+    credited = [event.pk for event in events if event.kind == PaymentEventKind.CREDITED]
+    if credited:
+        tasks.payment_event_emails.delay_on_commit(credited)
