@@ -1,4 +1,4 @@
-"""Customer emails about their money: a payment closed, under review, credited to the balance.
+"""Customer emails about their money: a payment under review, money credited to the balance.
 
 Each is tied to the PaymentEvent that caused it and sent once: the event row is locked, the
 send and the `emailed_at` mark share one transaction (a failed send rolls the mark back and the
@@ -17,7 +17,6 @@ from ..models import PaymentEvent, PaymentEventKind, PaymentStatus
 # (event kind, status reached) → template under templates/payments/email/
 TEMPLATES = {
     (PaymentEventKind.CREDITED, ""): "credited",
-    (PaymentEventKind.STATUS, PaymentStatus.CLOSED): "closed",
     (PaymentEventKind.STATUS, PaymentStatus.NEEDS_REVIEW): "review",
 }
 

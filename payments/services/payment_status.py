@@ -123,5 +123,7 @@ def status_write(changes: Sequence[StatusChange], *, rows_written: bool = False)
         tasks.payment_event_emails.delay_on_commit(notified)
 
 
-# The customer is emailed when their payment reaches one of these.
-NOTIFIED_STATUSES = frozenset({PaymentStatus.CLOSED, PaymentStatus.NEEDS_REVIEW})
+# The customer is emailed when their payment reaches one of these. (A payment closes because
+# of what the customer did — paid another way, cancelled, chose another coin — so it is not
+# emailed; money found on it is, as a credit.)
+NOTIFIED_STATUSES = frozenset({PaymentStatus.NEEDS_REVIEW})
