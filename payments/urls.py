@@ -37,6 +37,7 @@ urlpatterns = [
     path("finance/balances/", finance.balances, name="finance_balances"),
     path("finance/journal/", finance.journal, name="finance_journal"),
     path("finance/journal.csv", finance.journal_csv, name="finance_journal_csv"),
+    path("finance/unallocated/", finance.unallocated, name="finance_unallocated"),
     path("finance/adjustments/new/", finance.adjustment_create, name="finance_adjustment"),
     path("finance/reconciliation/", finance.reconciliation, name="finance_reconciliation"),
 ]

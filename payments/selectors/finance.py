@@ -1,4 +1,5 @@
-"""Reads for the finance console: balances, journal, reconciliation reports.
+"""Reads for the finance console: balances, journal, receipts awaiting allocation,
+reconciliation reports.
 
 Every read runs a fixed number of queries whatever the number of rows (pages use
 select_related / prefetch_related; nothing is loaded per row).
@@ -9,21 +10,40 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet, Sum
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
 from rental.models import OrderStatus
 from rental.money import usd
 
 from ..models import (
+    CryptoPayment,
     LedgerAccount,
     LedgerAccountKind,
     LedgerEntry,
     LedgerTransaction,
+    PaymentStatus,
     ReconciliationRun,
     TransactionKind,
+    TransferStatus,
 )
-from ..services.reconciliation import Check
+from ..services.reconciliation import ATTENDED_STATUSES, Check
+from .crypto import network_name
 
 # Balances
 
@@ -108,6 +128,101 @@ def journal_entries(*, filters: JournalFilters) -> QuerySet[LedgerEntry]:
     )
 
 
+# Receipts awaiting allocation
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _unallocated_entries(**lookups) -> QuerySet[LedgerEntry]:
+    return LedgerEntry.objects.filter(
+        transaction__payment=OuterRef("pk"), account__kind=LedgerAccountKind.UNALLOCATED, **lookups
+    )
+
+
+def _holding_money() -> QuerySet[CryptoPayment]:
+    return CryptoPayment.objects.annotate(
+        unallocated=F("receipted_usd") + F("written_off_usd") - F("allocated_usd")
+    ).filter(unallocated__gt=0)
+
+
+def unallocated_payments() -> QuerySet[CryptoPayment]:
+    """Every payment holding money in the receipts awaiting allocation, the longest waiting
+    first, each with its customer and:
+
+    - `unallocated`: the amount (USD);
+    - `unallocated_since`: when that money arrived — the first receipt posted after the last
+      allocation out of it (every allocation takes all the payment holds);
+    - `stranded`: True when nobody will act on it (its status is not one of
+      reconciliation.ATTENDED_STATUSES); `in_review`: True when it is before the operators
+      (else, not stranded, the payment is still open and the watcher settles it).
+
+    One query for any number of rows."""
+    last_allocated = Subquery(
+        _unallocated_entries(amount__lt=0)
+        .order_by("-transaction__created_at")
+        .values("transaction__created_at")[:1]
+    )
+    since = Subquery(
+        _unallocated_entries(
+            amount__gt=0,
+            transaction__created_at__gt=Coalesce(OuterRef("last_allocated"), Value(EPOCH)),
+        )
+        .order_by("transaction__created_at")
+        .values("transaction__created_at")[:1]
+    )
+    return (
+        _holding_money()
+        .annotate(
+            last_allocated=last_allocated,
+            unallocated_since=since,
+            stranded=Case(
+                When(status__in=ATTENDED_STATUSES, then=Value(False)),
+                default=Value(True),
+                output_field=BooleanField(),
+            ),
+            in_review=Case(
+                When(status=PaymentStatus.NEEDS_REVIEW, then=Value(True)),
+                default=Value(False),
+                output_field=BooleanField(),
+            ),
+        )
+        .select_related("customer")
+        .order_by(F("unallocated_since").asc(nulls_first=True), "pk")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class UnallocatedSummary:
+    """The account's balance beside what the payments hold: they differ only when the
+    ledger and the payments disagree (the reconciliation lists it)."""
+
+    balance: Decimal
+    on_payments: Decimal
+    stranded: int
+
+    @property
+    def matches(self) -> bool:
+        return self.balance == self.on_payments
+
+
+def unallocated_summary() -> UnallocatedSummary:
+    """Two queries: the account's cached balance (zero before the first receipt) and the
+    payments' total with how many of them are stranded."""
+    balance = (
+        LedgerAccount.objects.filter(kind=LedgerAccountKind.UNALLOCATED, customer=None)
+        .values_list("balance", flat=True)
+        .first()
+    )
+    totals = _holding_money().aggregate(
+        total=Sum("unallocated"), stranded=Count("pk", filter=~Q(status__in=ATTENDED_STATUSES))
+    )
+    return UnallocatedSummary(
+        balance=usd(balance or 0),
+        on_payments=usd(totals["total"] or 0),
+        stranded=totals["stranded"] or 0,
+    )
+
+
 # Reconciliation
 
 
@@ -133,6 +248,15 @@ def _label(choices) -> Callable[[object], object]:
 
 # The columns each check's rows are shown with: (key in the stored row, header, formatter).
 _SAME = str
+_TRANSFER_COLUMNS = [
+    ("network", _("Network"), network_name),
+    ("asset", _("Asset"), _SAME),
+    ("tx_hash", _("Transaction hash"), _SAME),
+    ("log_index", _("Log"), _SAME),
+    ("status", _("Transfer status"), _label(TransferStatus)),
+    ("amount", _("Amount (USD)"), _SAME),
+    ("payment_reference", _("Payment"), _SAME),
+]
 CHECK_COLUMNS = {
     Check.TRIAL_BALANCE: [("sum", _("Sum (USD)"), _SAME)],
     Check.UNBALANCED_TRANSACTION: [
@@ -157,6 +281,26 @@ CHECK_COLUMNS = {
         ("transaction_id", _("Transaction"), _SAME),
         ("order_reference", _("Order"), _SAME),
         ("status", _("Order status"), _label(OrderStatus)),
+    ],
+    Check.RECEIPTS_VS_CHAIN: [
+        ("network", _("Network"), network_name),
+        ("asset", _("Asset"), _SAME),
+        ("ledger", _("In the ledger (USD)"), _SAME),
+        ("chain", _("Confirmed on chain (USD)"), _SAME),
+        ("difference", _("Difference (USD)"), _SAME),
+    ],
+    Check.TRANSFER_NOT_IN_LEDGER: _TRANSFER_COLUMNS,
+    Check.REVERSED_IN_LEDGER: _TRANSFER_COLUMNS,
+    Check.UNALLOCATED_VS_PAYMENTS: [
+        ("ledger", _("Receipts awaiting allocation (USD)"), _SAME),
+        ("payments", _("Unallocated on the payments (USD)"), _SAME),
+        ("difference", _("Difference (USD)"), _SAME),
+    ],
+    Check.STRANDED: [
+        ("payment_reference", _("Payment"), _SAME),
+        ("customer_email", _("Customer"), _SAME),
+        ("status", _("Status"), _label(PaymentStatus)),
+        ("unallocated", _("Unallocated (USD)"), _SAME),
     ],
 }
 

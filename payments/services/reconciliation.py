@@ -1,14 +1,30 @@
-"""Reconciliation: check the ledger against itself and against the orders, and store the report.
+"""Reconciliation: check the ledger against itself, against the orders and against the chain,
+and store the report.
 
 Every check is one aggregate query (a bounded number of queries whatever the size of the
 ledger), and each reads one consistent snapshot, so a posting that commits while the checks run
-never shows up as a false discrepancy inside one check. Periods are whole UTC days, both ends
-included.
+never shows up as a false discrepancy inside one check (a check comparing two sides reads both
+in one statement). Periods are whole UTC days, both ends included; the checks of the money
+(receipts against the chain, receipts awaiting allocation, stranded money) cover all time.
 
 A discrepancy is stored as ``{"check": <Check value>, "detail": <English summary>, "rows":
 [{...}]}``: one discrepancy per offending transaction, account or order, its rows naming what
-is involved. Amounts are strings (JSON has no decimal type). The console shows each check's
-translated label beside the rows; ``detail`` is the plain record kept for logs and the admin.
+is involved. Amounts are strings (JSON has no decimal type), token amounts too (base units).
+The console shows each check's translated label beside the rows; ``detail`` is the plain record
+kept for logs and the admin. The rows of each check:
+
+- trial_balance: sum
+- unbalanced_transaction: transaction_id, kind, sum, entries
+- account_balance: account_id, account_kind, customer_email, cached, computed
+- order_payment_count: order_id, order_reference, status, payment_transactions
+- payment_for_unpaid_order: transaction_id, order_id, order_reference, status
+- receipts_vs_chain (one per network and asset): network, asset, ledger, chain, difference
+  (ledger minus chain, USD)
+- transfer_not_in_ledger, reversed_in_ledger (one per transfer): transfer_id, network, asset,
+  tx_hash, log_index, status, units, amount (USD, rounded down), payment_id, payment_reference
+- unallocated_vs_payments: ledger, payments, difference (ledger minus payments, USD)
+- stranded (one per payment): payment_id, payment_reference, customer_email, status,
+  unallocated (USD)
 """
 
 from dataclasses import dataclass
@@ -16,8 +32,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db import models, transaction
-from django.db.models import Count, F, Q, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Cast, Coalesce, Mod, Power
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
@@ -26,13 +42,20 @@ from rental.money import usd
 
 from ..models import (
     AMOUNT,
+    LIVE_STATUSES,
+    TOKEN_UNITS,
+    ChainTransfer,
+    CryptoPayment,
     LedgerAccount,
     LedgerAccountKind,
     LedgerEntry,
     LedgerTransaction,
+    PaymentStatus,
     ReconciliationRun,
     TransactionKind,
+    TransferStatus,
 )
+from ..networks import units_to_usd
 
 # A reconciliation covers at most this many days (a leap year), both ends included.
 MAX_PERIOD_DAYS = 366
@@ -41,6 +64,11 @@ MAX_PERIOD_DAYS = 366
 PAID_STATUSES = frozenset(
     {OrderStatus.PAID, OrderStatus.PROVISIONING, OrderStatus.ACTIVE, OrderStatus.ENDED}
 )
+
+# Money left unallocated on a payment in one of these statuses is looked after: the payment is
+# open (the watcher settles it when the rest arrives) or in front of an operator. On a payment
+# in any other status nobody will act on it: it is stranded.
+ATTENDED_STATUSES = frozenset({*LIVE_STATUSES, PaymentStatus.NEEDS_REVIEW})
 
 ZERO = Decimal("0.00")
 
@@ -64,6 +92,29 @@ class Check(models.TextChoices):
     PAYMENT_FOR_UNPAID_ORDER = (
         "payment_for_unpaid_order",
         _("Order payment transactions of the period whose order is not paid"),
+    )
+    RECEIPTS_VS_CHAIN = (
+        "receipts_vs_chain",
+        _("Crypto receipts in the ledger that differ from the transfers confirmed on chain"),
+    )
+    TRANSFER_NOT_IN_LEDGER = (
+        "transfer_not_in_ledger",
+        _("Transfers confirmed on chain whose value is not in the ledger"),
+    )
+    REVERSED_IN_LEDGER = (
+        "reversed_in_ledger",
+        _(
+            "Transfers in the ledger that are no longer confirmed on chain "
+            "(a reversal awaiting its write-off)"
+        ),
+    )
+    UNALLOCATED_VS_PAYMENTS = (
+        "unallocated_vs_payments",
+        _("Receipts awaiting allocation that differ from what the payments hold unallocated"),
+    )
+    STRANDED = (
+        "stranded",
+        _("Money left unallocated on payments that nobody will act on"),
     )
 
 
@@ -109,6 +160,10 @@ def reconciliation_run(
             *_account_balance_mismatches(),
             *_orders_without_one_payment(period),
             *_payments_for_unpaid_orders(period),
+            *_receipts_against_chain(),
+            *_transfers_against_ledger(),
+            *_unallocated_against_payments(),
+            *_stranded_payments(),
         ]
         return ReconciliationRun.objects.create(
             period_start=period.start,
@@ -284,7 +339,205 @@ def _payments_for_unpaid_orders(period: Period) -> list[dict]:
     ]
 
 
-# 4. Totals per kind
+# 4. The money: receipts against the chain, receipts awaiting allocation, stranded money
+
+
+def _decimal(**kwargs) -> models.DecimalField:
+    return models.DecimalField(**(kwargs or AMOUNT))
+
+
+def _confirmed_cents():
+    """Per payment: the value of its confirmed transfers in whole cents, rounded down once on
+    their sum, as settlement posts it (payments.networks.units_to_usd). Integer arithmetic on
+    numeric values (no division that could round): exact, whatever the token's decimals."""
+    tokens = _decimal(**TOKEN_UNITS)
+    one_token = Power(Value(Decimal(10)), Cast("payment__decimals", tokens))
+    scaled = F("units") * Value(Decimal(100))
+    cents = (
+        ChainTransfer.objects.filter(payment=OuterRef("pk"), status=TransferStatus.CONFIRMED)
+        .order_by()
+        .values("payment", "payment__decimals")
+        .annotate(units=Sum("amount_units"))
+        .annotate(cents=(scaled - Mod(scaled, one_token)) / one_token)
+        .values("cents")
+    )
+    return Coalesce(Subquery(cents), Value(Decimal(0)), output_field=tokens)
+
+
+def _receipts_against_chain() -> list[dict]:
+    """Per network and asset: what the ledger received (minus the balance of its crypto
+    receipts account, write-offs included) against what the chain confirmed on our payments
+    (each payment's confirmed units rounded down to the cent once). Both sides in one
+    statement."""
+    ledger_side = (
+        LedgerAccount.objects.filter(kind=LedgerAccountKind.CRYPTO_RECEIPTS, customer=None)
+        .annotate(ledger=_sum("entries__amount"), cents=Value(ZERO, output_field=_decimal()))
+        .values_list("network", "asset", "ledger", "cents")
+    )
+    chain_side = (
+        CryptoPayment.objects.order_by()
+        .values("network", "asset")
+        .annotate(
+            ledger=Value(ZERO, output_field=_decimal()),
+            cents=Sum(_confirmed_cents(), output_field=_decimal(**TOKEN_UNITS)),
+        )
+        .values_list("network", "asset", "ledger", "cents")
+    )
+    sides: dict[tuple[str, str], list[Decimal]] = {}
+    for network, asset, ledger, cents in ledger_side.union(chain_side, all=True):
+        side = sides.setdefault((network, asset), [ZERO, ZERO])
+        side[0] -= ledger or 0
+        side[1] += Decimal(cents or 0) / 100
+    discrepancies = []
+    for (network, asset), (ledger, chain) in sorted(sides.items()):
+        ledger, chain = usd(ledger), usd(chain)
+        if ledger == chain:
+            continue
+        discrepancies.append(
+            _discrepancy(
+                Check.RECEIPTS_VS_CHAIN,
+                f"{asset} on {network}: the ledger received {ledger} USD, the transfers "
+                f"confirmed on chain are worth {chain} USD.",
+                [
+                    {
+                        "network": network,
+                        "asset": asset,
+                        "ledger": _amount(ledger),
+                        "chain": _amount(chain),
+                        "difference": _amount(ledger - chain),
+                    }
+                ],
+            )
+        )
+    return discrepancies
+
+
+def _transfers_against_ledger() -> list[dict]:
+    """Transfers confirmed on chain that are not in the ledger, and transfers in the ledger
+    that are no longer confirmed (reversed, awaiting a write-off). One query for both."""
+    confirmed = Q(status=TransferStatus.CONFIRMED)
+    rows = (
+        ChainTransfer.objects.filter(
+            (confirmed & Q(receipted=False)) | (~confirmed & Q(receipted=True))
+        )
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "network",
+            "payment__asset",
+            "tx_hash",
+            "log_index",
+            "status",
+            "amount_units",
+            "payment__decimals",
+            "payment_id",
+        )
+    )
+    discrepancies = []
+    for pk, network, asset, tx_hash, log_index, status, units, decimals, payment_id in rows:
+        amount = units_to_usd(units, decimals) if decimals is not None else None
+        reference = CryptoPayment(pk=payment_id).reference if payment_id else ""
+        if status == TransferStatus.CONFIRMED:
+            check = Check.TRANSFER_NOT_IN_LEDGER
+            detail = f"Transfer {pk} ({tx_hash} log {log_index}) is confirmed on {network}"
+            detail += f" and not in the ledger ({reference or 'no payment'})."
+        else:
+            check = Check.REVERSED_IN_LEDGER
+            detail = f"Transfer {pk} ({tx_hash} log {log_index}) on {network} is {status}"
+            detail += f" and still in the ledger ({reference}): write it off or confirm it again."
+        discrepancies.append(
+            _discrepancy(
+                check,
+                detail,
+                [
+                    {
+                        "transfer_id": pk,
+                        "network": network,
+                        "asset": asset or "",
+                        "tx_hash": tx_hash,
+                        "log_index": log_index,
+                        "status": status,
+                        "units": str(int(units)),
+                        "amount": _amount(amount) if amount is not None else "",
+                        "payment_id": payment_id,
+                        "payment_reference": reference,
+                    }
+                ],
+            )
+        )
+    return discrepancies
+
+
+def _unallocated_expression():
+    return F("receipted_usd") + F("written_off_usd") - F("allocated_usd")
+
+
+def _unallocated_against_payments() -> list[dict]:
+    """The balance of the receipts awaiting allocation (the sum of its entries) against what
+    the payments hold unallocated. Both sides in one statement."""
+    ledger_side = (
+        LedgerAccount.objects.filter(kind=LedgerAccountKind.UNALLOCATED, customer=None)
+        .annotate(ledger=_sum("entries__amount"), held=Value(ZERO, output_field=_decimal()))
+        .values_list("ledger", "held")
+    )
+    payments_side = (
+        CryptoPayment.objects.order_by()
+        .annotate(whole=Value(1))
+        .values("whole")
+        .annotate(ledger=Value(ZERO, output_field=_decimal()), held=_sum(_unallocated_expression()))
+        .values_list("ledger", "held")
+    )
+    ledger = held = ZERO
+    for in_ledger, on_payments in ledger_side.union(payments_side, all=True):
+        ledger += in_ledger or 0
+        held += on_payments or 0
+    if ledger == held:
+        return []
+    return [
+        _discrepancy(
+            Check.UNALLOCATED_VS_PAYMENTS,
+            f"The receipts awaiting allocation hold {usd(ledger)} USD; the payments hold "
+            f"{usd(held)} USD unallocated.",
+            [
+                {
+                    "ledger": _amount(ledger),
+                    "payments": _amount(held),
+                    "difference": _amount(ledger - held),
+                }
+            ],
+        )
+    ]
+
+
+def _stranded_payments() -> list[dict]:
+    """Payments holding unallocated money in a status nobody acts on (ATTENDED_STATUSES)."""
+    rows = (
+        CryptoPayment.objects.annotate(unallocated=_unallocated_expression())
+        .filter(unallocated__gt=0)
+        .exclude(status__in=ATTENDED_STATUSES)
+        .order_by("pk")
+        .values_list("pk", "status", "customer__email", "unallocated")
+    )
+    return [
+        _discrepancy(
+            Check.STRANDED,
+            f"Payment {CryptoPayment(pk=pk).reference} ({status}, {email}) holds {usd(amount)} "
+            "USD unallocated and nobody will act on it.",
+            [
+                {
+                    "payment_id": pk,
+                    "payment_reference": CryptoPayment(pk=pk).reference,
+                    "customer_email": email,
+                    "status": status,
+                    "unallocated": _amount(amount),
+                }
+            ],
+        )
+        for pk, status, email, amount in rows
+    ]
+
+
+# 5. Totals per kind
 
 
 def _totals_by_kind(period: Period) -> dict[str, dict]:

@@ -1,4 +1,5 @@
-"""The finance console: balances, journal, manual adjustments and reconciliation.
+"""The finance console: balances, journal, receipts awaiting allocation, manual adjustments
+and reconciliation.
 
 For members of the "finance" group (and superusers) only: see `finance_required`.
 """
@@ -28,12 +29,15 @@ from ..selectors.finance import (
     reconciliation_run_get,
     reconciliation_run_last,
     reconciliation_runs_recent,
+    unallocated_payments,
+    unallocated_summary,
 )
 from ..services.balance import balance_adjust
 from ..services.reconciliation import reconciliation_run
 
 BALANCES_PER_PAGE = 50
 JOURNAL_PER_PAGE = 50
+UNALLOCATED_PER_PAGE = 50
 CSV_CHUNK_SIZE = 1000
 
 
@@ -77,6 +81,16 @@ def journal(request: HttpRequest) -> HttpResponse:
     page = Paginator(transactions, JOURNAL_PER_PAGE).get_page(request.GET.get("page"))
     context = {"form": form, "page": page, "transactions": page.object_list}
     return render(request, "finance/journal.html", context)
+
+
+@finance_required
+@require_GET
+def unallocated(request: HttpRequest) -> HttpResponse:
+    """The receipts awaiting allocation: the account's balance and every payment holding
+    money in it, the longest waiting first."""
+    page = Paginator(unallocated_payments(), UNALLOCATED_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"page": page, "payments": page.object_list, "summary": unallocated_summary()}
+    return render(request, "finance/unallocated.html", context)
 
 
 CSV_HEADER = [

@@ -14,6 +14,7 @@ PAGES = [
     "payments:finance_balances",
     "payments:finance_journal",
     "payments:finance_journal_csv",
+    "payments:finance_unallocated",
     "payments:finance_adjustment",
     "payments:finance_reconciliation",
 ]

@@ -154,6 +154,6 @@ def test_the_console_says_when_everything_reconciled(finance_client, db):
 
 def test_the_console_links_to_every_page(finance_client):
     html = finance_client.get(DASHBOARD).content.decode()
-    for name in ("balances", "journal", "adjustment", "reconciliation"):
+    for name in ("balances", "journal", "unallocated", "adjustment", "reconciliation"):
         assert f'href="{reverse(f"payments:finance_{name}")}"' in html
     assert "No reconciliation has run yet." in html
