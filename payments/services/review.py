@@ -5,6 +5,8 @@ only through the ledger, out of the receipts awaiting allocation. Each takes the
 (with its order's other live payments), then the ledger accounts, then calls rental's intents.
 """
 
+from decimal import Decimal
+
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
@@ -18,6 +20,7 @@ from ..models import (
     ChainTransfer,
     CryptoPayment,
     LedgerAccountKind,
+    PaymentEventKind,
     PaymentPurpose,
     PaymentStatus,
     ReviewReason,
@@ -151,9 +154,11 @@ def payment_mark_invalid(*, payment_id: int, actor: User, reason: str) -> Crypto
 
 
 def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
-    """A confirmed transfer of this payment was reversed by the chain: book its value out of
-    the crypto receipts (the ledger then matches the chain again) as a loss on the adjustments
-    account, and close the review. What the money paid for stays as it is."""
+    """A confirmed transfer of this payment was reversed by the chain: take its value out of
+    the crypto receipts, so the ledger matches the chain again. What of it still waited in the
+    receipts awaiting allocation leaves from there; what was already allocated (the order it
+    paid, the balance it credited) is booked as a loss on the adjustments account. Money left
+    on the payment keeps it under review; otherwise the review is closed."""
     reason = _reason(reason)
     with transaction.atomic():
         payment, _payments, book = _open_review(payment_id, actor)
@@ -168,23 +173,40 @@ def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> 
         units = sum(t.amount_units for t in transfers)
         remaining = units_to_usd(payment.receipted_units - units, payment.decimals)
         amount = payment.receipted_usd - remaining
+        from_unallocated = min(amount, max(unallocated_usd(payment), Decimal("0.00")))
+        loss = amount - from_unallocated
         payment.receipted_units -= units
         payment.receipted_usd = remaining
+        payment.written_off_usd += loss
         if amount > 0:
-            payment.written_off_usd += amount
+            lines = [(book.accounts.receipts_of(payment), amount)]
+            if from_unallocated > 0:
+                lines.append((book.accounts.unallocated, -from_unallocated))
+            if loss > 0:
+                lines.append((system_account(LedgerAccountKind.ADJUSTMENTS), -loss))
             book.post(
                 payment,
                 TransactionKind.ADJUSTMENT,
-                [
-                    (book.accounts.receipts_of(payment), amount),
-                    (system_account(LedgerAccountKind.ADJUSTMENTS), -amount),
-                ],
+                lines,
                 f"Payment {payment.reference}: reversed transfers written off: {reason}",
-                f"write-off:{payment.pk}:{payment.written_off_usd}",
+                f"write-off:{payment.pk}:{int(payment.receipted_units)}:{payment.written_off_usd}",
             )
         # Should the chain include them again, they are counted again.
         ChainTransfer.objects.filter(pk__in=[t.pk for t in transfers]).update(receipted=False)
         book.dirty[payment.pk] = payment
-        book.status(payment, PaymentStatus.RESOLVED, f"reversal written off: {reason}")
+        if unallocated_usd(payment) > 0:
+            # Other money is still on it: the review goes on, about that money.
+            underpaid = payment.order_id and payment.received_units < payment.amount_due_units
+            payment.review_reason = ReviewReason.UNDERPAID if underpaid else ReviewReason.UNMATCHED
+            CryptoPayment.objects.filter(pk=payment.pk).update(review_reason=payment.review_reason)
+            book.event(payment, PaymentEventKind.OPERATOR_NOTE, f"reversal written off: {reason}")
+        else:
+            book.status(payment, PaymentStatus.RESOLVED, f"reversal written off: {reason}")
+            if payment.order_id:  # an order waiting on this review can be paid again
+                rental_services.order_back_to_awaiting(
+                    order_id=payment.order_id,
+                    actor=actor,
+                    reason=f"Payment {payment.reference}: reversed transfers written off",
+                )
         book.flush()
     return payment

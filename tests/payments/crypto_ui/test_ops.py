@@ -341,3 +341,24 @@ def test_the_group_name_is_operators(make_customer):
     browser = Client()
     browser.force_login(user)
     assert browser.get(QUEUE).status_code == 403
+
+
+def test_a_reversal_of_money_never_allocated_leaves_the_receipts_awaiting_allocation(
+    operator_client, in_review
+):
+    """Underpaid and under review, then the chain drops the transfer: the write-off takes the
+    money out of the receipts awaiting allocation (it never existed), not out of adjustments."""
+    transfers_reversed(transfer_ids=[in_review.received_transfer.pk])
+    in_review.refresh_from_db()
+    assert in_review.review_reason == ReviewReason.REVERSED
+
+    response = operator_client.post(action_url(in_review, "write-off"), {"reason": REASON})
+
+    assert response.status_code == 302
+    in_review.refresh_from_db()
+    assert (in_review.status, in_review.unallocated_usd) == (PaymentStatus.RESOLVED, 0)
+    assert system_account("unallocated").balance == Decimal("0.00")
+    assert system_account("adjustments").balance == Decimal("0.00")
+    receipts = system_account("crypto_receipts", asset="tUSDC", network="local")
+    assert receipts.balance == Decimal("0.00")
+    assert in_review.order.status == OrderStatus.AWAITING_PAYMENT  # payable again
