@@ -76,11 +76,23 @@
     });
   });
 
+  var countdownTimer = null;
+
+  function setUpCountdowns() {
+    if (countdownTimer === null && document.querySelector("[data-expires-at]")) {
+      countdownTimer = window.setInterval(tickCountdowns, 1000);
+    }
+    tickCountdowns();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setUpCopyButtons();
-    if (document.querySelector("[data-expires-at]")) {
-      tickCountdowns();
-      window.setInterval(tickCountdowns, 1000);
-    }
+    setUpCountdowns();
+  });
+  // Content swapped in by htmx (the payment page's instructions once the amount still due
+  // changes) gets its copy buttons and countdown too.
+  document.addEventListener("htmx:load", function () {
+    setUpCopyButtons();
+    setUpCountdowns();
   });
 })();

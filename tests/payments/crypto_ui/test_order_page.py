@@ -1,11 +1,17 @@
-"""The order page's payment step offers the stablecoins of the enabled networks."""
+"""The order page's payment step offers the stablecoins of the enabled networks, and lists the
+order's payments with their state and what arrived on them."""
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from payments.models import CryptoPayment, PaymentStatus
+from payments.models import CryptoPayment, DepositAddress, PaymentStatus, TransferStatus
+from payments.services.crypto import payment_create_for_order, payment_expire
+from payments.services.order_payments import order_cancel
+from rental.models import OrderStatus
 
 
 def order_url(order):
@@ -113,3 +119,174 @@ def test_the_order_page_runs_the_same_queries_with_a_live_payment(customer_clien
         assert customer_client.get(order_url(order)).status_code == 200
     # Session, user, staff groups, order, timeline, and one for balance + live payment.
     assert len(queries) == 6
+
+
+# ------------------------------------------------------ the order's payments and what arrived
+
+
+def test_after_a_partial_payment_the_amount_due_is_what_remains(
+    customer_client, order, payment, transfer
+):
+    transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "Amount due: 793.76 USD" in html
+    assert "100.00 USD received of 893.76 USD" in html
+    assert "the whole order at once" not in html
+    row = html[html.index(f'data-payment="{payment.pk}"') :]
+    assert 'data-state="partly_received"' in row
+    assert "Partly received" in row
+    assert "100.000000 tUSDC received" in row
+    assert "Still to send: 793.760000 tUSDC." in html
+    # Money arrived on the open payment: no switching to another stablecoin.
+    assert pay_url(order) not in html
+
+
+def test_money_still_confirming_counts_as_arrived_and_says_so(
+    customer_client, order, payment, transfer
+):
+    transfer(payment, units=100_000_000)  # seen, not yet confirmed
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "Amount due: 793.76 USD" in html
+    assert "(100.00 USD of it still confirming)" in html
+    assert "100.000000 tUSDC confirming" in html
+
+
+def test_nothing_arrived_shows_the_whole_total(customer_client, order, payment):
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "Amount due: 893.76 USD, the whole order at once." in html
+    assert "received of" not in html
+    assert 'data-state="awaiting"' in html
+    assert "Waiting for the transfer" in html
+
+
+def test_the_order_lists_every_payment_newest_first(
+    customer_client, customer, order, payment, settings
+):
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "base": "http://127.0.0.1:9"}
+    replacement = payment_create_for_order(
+        order_id=order.pk, customer=customer, network_key="base", asset_symbol="USDC"
+    )
+    html = customer_client.get(order_url(order)).content.decode()
+    newest, oldest = html.index(replacement.reference), html.index(payment.reference)
+    assert newest < oldest
+    assert 'data-field="order-payments"' in html
+    closed = html[oldest:]
+    assert "tUSDC on Local test chain (anvil)" in closed
+    assert "Closed" in closed[: closed.index("</li>")]
+    assert "A payment in USDC on Base is open for this order." in html
+
+
+def test_a_partial_payment_is_listed_in_italian(customer_client, order, payment, transfer):
+    transfer(payment, units=1_234_500_000 - 1_000_000_000, status=TransferStatus.CONFIRMED)
+    customer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "it"
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "234,500000 tUSDC" in html
+    assert "234.500000 tUSDC" not in html
+
+
+def test_a_cancelled_order_with_money_says_it_is_credited(
+    customer_client, customer, order, payment, transfer
+):
+    transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
+    order_cancel(order_id=order.pk, customer=customer, money_confirmed=True)
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "This order is cancelled and its lots were released." in html
+    assert "Nothing will be charged for it." not in html
+    assert "The 100.00 USD that arrived for it is credited to your USD balance" in html
+    assert f'href="{reverse("payments:statement")}"' in html
+    row = html[html.index(f'data-payment="{payment.pk}"') :]
+    assert "Closed" in row
+    assert "100.000000 tUSDC received" in row
+    assert "100.00 USD credited to your USD balance" in row
+
+
+def test_a_cancelled_order_with_money_confirming_says_it_follows(
+    customer_client, customer, order, payment, transfer
+):
+    transfer(payment, units=100_000_000)  # seen, not yet confirmed
+    order_cancel(order_id=order.pk, customer=customer, money_confirmed=True)
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "Nothing will be charged for it." not in html
+    assert (
+        f"100.000000 tUSDC on payment {payment.reference} is still confirming: it is credited "
+        "to your USD balance once confirmed."
+    ) in html
+
+
+def test_a_cancelled_order_without_money_charges_nothing(customer_client, customer, order):
+    order_cancel(order_id=order.pk, customer=customer)
+    html = customer_client.get(order_url(order)).content.decode()
+    assert "This order is cancelled and its lots were released." in html
+    assert "Nothing will be charged for it." in html
+    assert "credited to your USD balance" not in html
+
+
+def test_an_order_in_review_lists_its_payment_and_what_arrived(
+    customer_client, order, payment, transfer
+):
+    transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
+    CryptoPayment.objects.filter(pk=payment.pk).update(expires_at=timezone.now())
+    assert payment_expire(payment_id=payment.pk) == 1
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PAYMENT_REVIEW
+    html = customer_client.get(order_url(order)).content.decode()
+    row = html[html.index(f'data-payment="{payment.pk}"') :]
+    assert 'data-state="in_review"' in row
+    assert "Under review" in row
+    assert "100.000000 tUSDC received" in row
+
+
+def add_closed_payments(order, count: int) -> None:
+    """Old payments of the order, as replaced ones are left: closed, nothing received."""
+    template = CryptoPayment.objects.filter(order=order).first()
+    start = DepositAddress.objects.count() + 1000
+    for index in range(start, start + count):
+        address = DepositAddress.objects.create(
+            derivation_index=index, address="0x" + f"{index:040x}"
+        )
+        CryptoPayment.objects.create(
+            customer=order.customer,
+            purpose=template.purpose,
+            order=order,
+            network=template.network,
+            chain_id=template.chain_id,
+            asset=template.asset,
+            token_address=template.token_address,
+            decimals=template.decimals,
+            deposit_address=address,
+            amount_due_usd=template.amount_due_usd,
+            amount_due_units=template.amount_due_units,
+            confirmations_required=template.confirmations_required,
+            status=PaymentStatus.CLOSED,
+            expires_at=template.expires_at,
+            monitor_until=template.monitor_until,
+        )
+
+
+def test_the_order_page_runs_as_many_queries_for_1_and_50_payments(
+    customer_client, order, payment, transfer
+):
+    transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
+    with CaptureQueriesContext(connection) as one:
+        customer_client.get(order_url(order))
+    add_closed_payments(order, 49)
+    with CaptureQueriesContext(connection) as fifty:
+        html = customer_client.get(order_url(order)).content.decode()
+    assert html.count("data-payment=") == 50
+    # Session, user, staff groups, order, timeline, and one for balance + the order's payments.
+    assert len(one) == len(fifty) == 6
+
+
+def test_a_cancelled_order_page_runs_as_many_queries_for_1_and_50_payments(
+    customer_client, customer, order, payment, transfer
+):
+    transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
+    order_cancel(order_id=order.pk, customer=customer, money_confirmed=True)
+    with CaptureQueriesContext(connection) as one:
+        customer_client.get(order_url(order))
+    add_closed_payments(order, 49)
+    with CaptureQueriesContext(connection) as fifty:
+        html = customer_client.get(order_url(order)).content.decode()
+    assert html.count("data-payment=") == 50
+    assert "The 100.00 USD that arrived for it is credited to your USD balance" in html
+    assert len(one) == len(fifty)

@@ -71,7 +71,9 @@ def test_the_status_polls_while_waiting(customer_client, payment):
     assert response.status_code == 200
     assert html.lstrip().startswith('<div id="payment-status"')
     assert "<html" not in html
-    assert f'hx-get="{status_url(payment)}"' in html
+    # The poll says what the page shows (the whole amount still due): a change brings the
+    # new instructions along.
+    assert f'hx-get="{status_url(payment)}?shown=awaiting-893760000"' in html
     assert 'hx-trigger="every 5s"' in html
     assert "Waiting for the transfer" in html
     assert "Nothing has arrived at this address yet." in html
