@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db.models import Count, Q, Sum
+from django.utils import timezone
 
 from .allocation import FreeHost
 from .models import (
@@ -25,6 +26,17 @@ from .models import (
 HOLDING = Q(status__in=HOLDING_STATUSES) | Q(
     status=OrderStatus.PAID, provisioning_issue=ProvisioningIssue.CAPACITY
 )
+
+
+def _holding(now=None) -> Q:
+    """Orders that hold lots now: an unpaid order's hold ends at `hold_until` even before the
+    minute tick cancels it (empty while a live crypto payment holds it)."""
+    expired = Q(
+        status=OrderStatus.AWAITING_PAYMENT,
+        hold_until__isnull=False,
+        hold_until__lte=now or timezone.now(),
+    )
+    return HOLDING & ~expired
 
 
 def free_hosts(gpu_model_ids: Iterable[int]) -> dict[int, list[FreeHost]]:
@@ -50,7 +62,7 @@ def held_lots(
     gpu_model_ids: Iterable[int], *, exclude_order_id: int | None = None
 ) -> dict[int, int]:
     """Lots held by orders that have no cards yet, per model (one query)."""
-    orders = Order.objects.filter(HOLDING, gpu_model_id__in=list(gpu_model_ids))
+    orders = Order.objects.filter(_holding(), gpu_model_id__in=list(gpu_model_ids))
     if exclude_order_id is not None:
         orders = orders.exclude(pk=exclude_order_id)
     rows = orders.values("gpu_model_id").annotate(lots=Sum("lots")).order_by()

@@ -39,6 +39,21 @@ class InsufficientStock(RentalError):
         super().__init__(f"{shortage} {advice}")
 
 
+class TooManyUnpaidOrders(RentalError):
+    def __init__(self, *, limit: int):
+        self.limit = limit
+        super().__init__(
+            ngettext(
+                "You already have %(limit)d order awaiting payment, the most one account may "
+                "have at once. Pay or cancel it before placing another order.",
+                "You already have %(limit)d orders awaiting payment, the most one account may "
+                "have at once. Pay or cancel one of them before placing another order.",
+                limit,
+            )
+            % {"limit": limit}
+        )
+
+
 class InvalidTransition(RentalError):
     message = _("This order cannot change to that status now.")
 

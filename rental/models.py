@@ -227,6 +227,7 @@ class Order(models.Model):
         indexes = [
             models.Index(fields=("customer", "-created_at"), name="order_customer_recent"),
             models.Index(fields=("status", "ends_at"), name="order_status_ends"),
+            models.Index(fields=("status", "hold_until"), name="order_status_hold"),
         ]
 
     def __str__(self) -> str:

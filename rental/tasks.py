@@ -28,6 +28,11 @@ def order_readiness(order_id: int) -> str:
 
 @shared_task(acks_late=True)
 def rentals_tick() -> dict:
-    """Celery beat, every minute: hard stops and reminders."""
+    """Celery beat, every minute: expired unpaid holds, hard stops and reminders."""
     report = lifecycle.rentals_tick()
-    return {"ended": report.ended, "reminded": report.reminded, "rechecked": report.rechecked}
+    return {
+        "released": report.released,
+        "ended": report.ended,
+        "reminded": report.reminded,
+        "rechecked": report.rechecked,
+    }

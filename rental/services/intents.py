@@ -7,7 +7,8 @@ and changes nothing when the order has already moved on — it returns False (or
 one the customer asks for directly), so a late or repeated call is harmless.
 """
 
-from datetime import timedelta
+import logging
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -18,6 +19,8 @@ from accounts.models import User
 from ..exceptions import OrderNotAwaitingPayment
 from ..models import Order, OrderStatus
 from .orders import order_mark_paid, order_set_status
+
+logger = logging.getLogger(__name__)
 
 # Statuses from which money that settles the order makes it paid.
 PAYABLE_STATUSES = frozenset({OrderStatus.AWAITING_PAYMENT, OrderStatus.PAYMENT_REVIEW})
@@ -128,5 +131,48 @@ def order_cancel_in_review(*, order_id: int, actor: User | None, reason: str) ->
             return False
         order_set_status(
             order_id=order.pk, to_status=OrderStatus.CANCELLED, actor=actor, reason=reason
+        )
+    return True
+
+
+def orders_release_expired_holds(*, now: datetime | None = None) -> list[int]:
+    """Release the lots of every order whose hold ran out with no payment opened (it is
+    cancelled); the ids of those released. Run by the minute tick, safe to run twice.
+
+    An order a live crypto payment holds has no `hold_until` and is left alone: the payment's
+    expiry releases it. One order that fails is logged and skipped: it never stops the others.
+    """
+    now = now or timezone.now()
+    due = (
+        Order.objects.filter(status=OrderStatus.AWAITING_PAYMENT, hold_until__lt=now)
+        .order_by("hold_until", "pk")
+        .values_list("pk", flat=True)
+    )
+    released = []
+    for order_id in due:
+        try:
+            if order_release_expired_hold(order_id=order_id, now=now):
+                released.append(order_id)
+        except Exception:
+            logger.exception("order %s: its expired hold could not be released", order_id)
+    return released
+
+
+def order_release_expired_hold(*, order_id: int, now: datetime) -> bool:
+    """Cancel one order whose hold ran out by `now`, checked again under its row lock: False
+    when it was paid, cancelled, or a payment took over its hold meanwhile."""
+    with transaction.atomic():
+        order = _locked(order_id)
+        if (
+            order.status != OrderStatus.AWAITING_PAYMENT
+            or order.hold_until is None
+            or order.hold_until >= now
+        ):
+            return False
+        order_set_status(
+            order_id=order.pk,
+            to_status=OrderStatus.CANCELLED,
+            actor=None,
+            reason=f"Lots held for {settings.ORDER_HOLD_MINUTES} minutes without a payment",
         )
     return True

@@ -1,4 +1,5 @@
-"""The rental's life once active: reminders before the end, then a hard stop.
+"""The rental's life: unpaid holds that ran out, then, once active, reminders before the end
+and a hard stop.
 
 `rentals_tick` runs from Celery beat every minute with the real clock; tests pass `now`.
 """
@@ -13,6 +14,7 @@ from accounts.models import User
 
 from ..exceptions import InvalidTransition
 from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
+from .intents import orders_release_expired_holds
 from .orders import order_set_status
 
 # Hours before the end → the reminder sent then, most imminent first.
@@ -67,19 +69,21 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
 
 @dataclass
 class TickReport:
+    released: list[int] = field(default_factory=list)
     ended: list[int] = field(default_factory=list)
     reminded: list[tuple[int, str]] = field(default_factory=list)
     rechecked: list[int] = field(default_factory=list)
 
 
 def rentals_tick(*, now: datetime | None = None) -> TickReport:
-    """End what is over, queue the reminders that are due, restart stalled readiness checks.
-    Safe to run twice: ending checks the status under the row lock, each email is sent at most
-    once per order, and a readiness check of an order that changed meanwhile does nothing."""
+    """Release unpaid orders whose hold ran out, end what is over, queue the reminders that
+    are due, restart stalled readiness checks. Safe to run twice: releasing and ending check
+    the order under its row lock, each email is sent at most once per order, and a readiness
+    check of an order that changed meanwhile does nothing."""
     from .. import tasks
 
     now = now or timezone.now()
-    report = TickReport()
+    report = TickReport(released=orders_release_expired_holds(now=now))
     closing = (
         Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now + LONGEST_REMINDER)
         .prefetch_related("emails")

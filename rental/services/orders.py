@@ -16,6 +16,7 @@ from ..exceptions import (
     ModelUnavailable,
     OrderNotCancellable,
     PriceUnavailable,
+    TooManyUnpaidOrders,
 )
 from ..models import (
     ALLOWED_TRANSITIONS,
@@ -61,6 +62,11 @@ class Summary:
     def exceeds_stock(self) -> bool:
         return self.configuration.lots > self.lots_available
 
+    @property
+    def hold_minutes(self) -> int:
+        """How long a confirmed order holds its lots for the customer to pay."""
+        return settings.ORDER_HOLD_MINUTES
+
 
 def configuration_summary(*, configuration: Configuration) -> Summary:
     """Price a configuration with the model's prices and `lots_available` already loaded
@@ -87,12 +93,25 @@ def _lot_price(gpu_model: GpuModel, duration_days: int):
 
 
 def order_create(*, customer: User, configuration: Configuration) -> Order:
-    """Create an order awaiting payment from a validated configuration; it holds its lots.
+    """Create an order awaiting payment from a validated configuration; it holds its lots
+    for ORDER_HOLD_MINUTES (the minute tick releases them after that, unless a payment holds
+    them by then: `rental.services.intents`).
 
-    Locks the GPU model row, so parallel orders (and allocations) for one model queue up and
-    never oversell the hosts' free cards. The account's saved SSH key is copied onto the order.
+    Raises TooManyUnpaidOrders when the customer already has MAX_UNPAID_ORDERS orders
+    awaiting payment, and InsufficientStock, ModelUnavailable or PriceUnavailable.
+
+    Locks, in this order: the customer's user row, so one customer's parallel orders queue up
+    and never pass the unpaid-orders limit together; then the GPU model row, so parallel orders
+    (and allocations) for one model queue up and never oversell the hosts' free cards. The
+    account's saved SSH key is copied onto the order.
     """
     with transaction.atomic():
+        User.objects.select_for_update(of=("self",)).only("pk").get(pk=customer.pk)
+        unpaid = Order.objects.filter(
+            customer_id=customer.pk, status=OrderStatus.AWAITING_PAYMENT
+        ).count()
+        if unpaid >= settings.MAX_UNPAID_ORDERS:
+            raise TooManyUnpaidOrders(limit=settings.MAX_UNPAID_ORDERS)
         gpu_model = (
             GpuModel.objects.select_for_update(of=("self",))
             .filter(pk=configuration.gpu_model.pk)

@@ -166,8 +166,11 @@ def test_ten_concurrent_replays_of_one_payment_make_one_transaction(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_200_concurrent_one_dollar_payments_against_100_dollars(customer, credit, place_order):
+def test_200_concurrent_one_dollar_payments_against_100_dollars(
+    customer, credit, place_order, settings
+):
     assert connection.vendor == "postgresql"
+    settings.MAX_UNPAID_ORDERS = 200  # one balance pays 200 orders of one customer at once
     cheap = GpuModel.objects.create(
         slug="test-1usd",
         name="Test 1 USD",

@@ -71,6 +71,7 @@ def test_choosing_another_stablecoin_while_the_payment_expires_never_deadlocks(
     from payments.services.crypto import payment_expire
 
     settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "base": "http://127.0.0.1:9"}
+    settings.MAX_UNPAID_ORDERS = 12  # up to 12 orders of one customer stay awaiting payment
     outcomes = []
     for _ in range(12):
         order = place_order(customer, catalogue["h100"])

@@ -134,7 +134,7 @@ def test_an_order_awaiting_payment_asks_for_the_ssh_key(
     assert f'action="{ssh_url(order)}"' in html
     # An account without a saved key is offered to keep this one for the next orders.
     assert re.search(r'<input[^>]*name="save_on_account"[^>]*checked', html)
-    assert "Your lots are held while this order awaits payment." in html
+    assert field(html, "hold").startswith("Lots held until ")
     assert 'hx-trigger="every 10s"' not in html
 
 

@@ -11,9 +11,10 @@ from payments.services.scanning import claim, lease_duration
 
 def test_the_lease_and_the_scan_interval_fit_in_30_seconds():
     # Before: a 4-minute lease; the next payment was detected after 215 s.
-    assert django_settings.PAYMENT_SCAN_LEASE_SECONDS + (
-        django_settings.PAYMENT_SCAN_INTERVAL_SECONDS
-    ) <= 30
+    assert (
+        django_settings.PAYMENT_SCAN_LEASE_SECONDS + (django_settings.PAYMENT_SCAN_INTERVAL_SECONDS)
+        <= 30
+    )
 
 
 def test_a_scan_killed_mid_way_is_taken_over_once_its_lease_ran_out(

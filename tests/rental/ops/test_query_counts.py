@@ -30,8 +30,9 @@ def count_queries(client, url) -> int:
 
 
 @pytest.fixture
-def fill(catalogue, customer, place_order, make_customer):
+def fill(catalogue, customer, place_order, make_customer, settings):
     """Add `count` orders to each section of the queue, each on its own host cards."""
+    settings.MAX_UNPAID_ORDERS = 5  # each customer places 5 orders before they move on
     h100 = catalogue["h100"]
     hosts = set_stock(h100, 1000)
     next_card = {host.pk: 0 for host in hosts}
