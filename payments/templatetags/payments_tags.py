@@ -12,6 +12,7 @@ from rental.models import OrderStatus
 
 from ..forms_crypto import StablecoinForm
 from ..selectors import crypto
+from ..selectors.order_payments import order_payments_view
 from ..selectors.statement import customer_balance_account
 
 register = template.Library()
@@ -26,7 +27,7 @@ def payment_options(context, order):
     awaiting = order.status == OrderStatus.AWAITING_PAYMENT
     view, crypto_form = None, None
     if awaiting:
-        view = crypto.order_payments_view(order=order)
+        view = order_payments_view(order=order)
         crypto_form = context.get("crypto_form") or StablecoinForm(
             choices=crypto.stablecoin_choices()
         )
@@ -44,7 +45,7 @@ def payment_options(context, order):
 def order_payments(order):
     """The order's stablecoin payments with their state and what arrived on them (an order
     under review, say); for a cancelled order, what happened to the money."""
-    return {"view": crypto.order_payments_view(order=order)}
+    return {"view": order_payments_view(order=order)}
 
 
 @register.inclusion_tag("payments/_balance_summary.html")

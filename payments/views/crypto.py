@@ -16,7 +16,7 @@ from rental.views.customer import render_order_page
 from ..exceptions import PaymentError
 from ..forms_crypto import DeclareForm, StablecoinForm, TopUpForm
 from ..models import CryptoPayment
-from ..selectors.crypto import payment_page, payment_progress
+from ..selectors.payment_page import customer_payment_view
 from ..services.crypto import (
     TopUpTooSmall,
     payment_create_for_order,
@@ -67,7 +67,7 @@ def pay_crypto(request: HttpRequest, order_id: int) -> HttpResponse:
 @require_GET
 def payment_detail(request: HttpRequest, payment_id: int) -> HttpResponse:
     try:
-        page = payment_page(customer=request.user, payment_id=payment_id)
+        page = customer_payment_view(customer=request.user, payment_id=payment_id)
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
     return render(request, PAGE_TEMPLATE, {"page": page, "declare_form": DeclareForm()})
@@ -78,7 +78,7 @@ def payment_detail(request: HttpRequest, payment_id: int) -> HttpResponse:
 def payment_status(request: HttpRequest, payment_id: int) -> HttpResponse:
     """The status partial, polled by the payment page every few seconds."""
     try:
-        progress = payment_progress(customer=request.user, payment_id=payment_id)
+        progress = customer_payment_view(customer=request.user, payment_id=payment_id)
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
     return render(request, PAGE_TEMPLATE + "#status", {"progress": progress})
@@ -91,7 +91,7 @@ def declare(request: HttpRequest, payment_id: int) -> HttpResponse:
     form = DeclareForm(request.POST)
     if not form.is_valid():
         try:
-            page = payment_page(customer=request.user, payment_id=payment_id)
+            page = customer_payment_view(customer=request.user, payment_id=payment_id)
         except CryptoPayment.DoesNotExist:
             raise _no_payment() from None
         return render(request, PAGE_TEMPLATE, {"page": page, "declare_form": form}, status=400)
@@ -102,7 +102,7 @@ def declare(request: HttpRequest, payment_id: int) -> HttpResponse:
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
     except PaymentError as exc:
-        page = payment_page(customer=request.user, payment_id=payment_id)
+        page = customer_payment_view(customer=request.user, payment_id=payment_id)
         context = {"page": page, "declare_form": form, "declare_error": exc.message}
         return render(request, PAGE_TEMPLATE, context, status=409)
     return redirect("payments:payment_detail", payment_id=payment_id)

@@ -14,7 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from payments.models import CryptoPayment, PaymentStatus, ReviewReason, TransferStatus
-from payments.selectors.crypto import PaymentState, customer_payment_view
+from payments.selectors.crypto import PaymentState
+from payments.selectors.payment_page import customer_payment_view
 from payments.services.order_payments import order_cancel
 
 from .conftest import TOKEN
