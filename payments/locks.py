@@ -10,6 +10,7 @@ each other in a circle.
     4. ledger accounts, by primary key
     5. the deposit-address counter
     6. rental's rows (the order, then its GPU model), taken by rental's intent services
+    (A payment event is locked alone, in the email task's own transaction.)
 
 Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
 """
@@ -25,6 +26,7 @@ from .models import (
     ChainTransfer,
     CryptoPayment,
     LedgerAccount,
+    PaymentEvent,
 )
 
 
@@ -75,6 +77,16 @@ def lock_accounts(accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]
     """Ledger accounts, locked in primary-key order (no deadlock between opposite postings)."""
     ids = sorted({account.pk for account in accounts})
     return {a.pk: a for a in _for_update(LedgerAccount.objects.filter(pk__in=ids))}
+
+
+def lock_payment_event(event_id: int) -> PaymentEvent | None:
+    """One history row, while its email is sent (taken alone, in a transaction of its own)."""
+    return (
+        PaymentEvent.objects.select_for_update(of=("self",))
+        .select_related("payment__customer", "payment__order")
+        .filter(pk=event_id)
+        .first()
+    )
 
 
 def lock_address_counter() -> AddressIndexCounter:

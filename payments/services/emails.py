@@ -12,7 +12,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from ..models import PaymentEvent, PaymentEventKind, PaymentStatus
+from ..locks import lock_payment_event
+from ..models import PaymentEventKind, PaymentStatus
 
 # (event kind, status reached) → template under templates/payments/email/
 TEMPLATES = {
@@ -24,12 +25,7 @@ TEMPLATES = {
 def payment_event_email_send(*, event_id: int) -> bool:
     """Email the customer about this event of their payment, once; True when sent now."""
     with transaction.atomic():
-        event = (
-            PaymentEvent.objects.select_for_update(of=("self",))
-            .select_related("payment__customer", "payment__order")
-            .filter(pk=event_id)
-            .first()
-        )
+        event = lock_payment_event(event_id)
         if event is None or event.emailed_at is not None:
             return False
         template = TEMPLATES.get((event.kind, event.to_status))
