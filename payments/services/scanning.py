@@ -26,7 +26,7 @@ from django.utils import timezone
 from web3 import Web3
 
 from ..chain.rpc import ChainClient, RangeTooLarge, RpcError, TransferLog
-from ..locks import lock_cursor, lock_payments_with_siblings
+from ..locks import lock_cursor, lock_payments
 from ..models import (
     WATCHED_STATUSES,
     ChainBlock,
@@ -40,7 +40,7 @@ from ..models import (
 )
 from ..networks import HEAD_LAG, Network, get_network
 from .confirming import confirm_transfers, transfers_reversed
-from .settling import settle
+from .settling import settle_seen
 
 MAX_CHUNK = 2000  # blocks per eth_getLogs; halved on a provider range error
 DECLARATION_LOOKBACK_BLOCKS = 5000  # "I have paid" without a hash: read this far back
@@ -309,10 +309,11 @@ def _our_addresses(candidates: set[str]) -> set[str]:
 
 
 def store_transfers(network: Network, logs: list[tuple[TransferLog, int]]) -> tuple[set[int], int]:
-    """Store logs (inside the caller's transaction) with a fixed number of queries and settle
-    the payments they concern; return those payments' ids and how many rows changed. A log
-    read twice is stored once; a log seen again in another block (included again after a
-    reorganisation) moves to that block and is confirmed again there — counted once."""
+    """Store logs (inside the caller's transaction) with a fixed number of queries and recount
+    the payments they concern (settling.settle_seen); return those payments' ids and how many
+    rows changed. A log read twice is stored once; a log seen again in another block (included
+    again after a reorganisation) moves to that block and is confirmed again there — counted
+    once."""
     if not logs:
         return set(), 0
     payments = {
@@ -371,7 +372,7 @@ def store_transfers(network: Network, logs: list[tuple[TransferLog, int]]) -> tu
             moved, ["block_number", "block_hash", "block_timestamp", "status", "late"]
         )
     if touched:
-        locked = lock_payments_with_siblings(touched)
+        locked = lock_payments(touched)
         PaymentEvent.objects.bulk_create(
             PaymentEvent(
                 payment_id=transfer.payment_id,
@@ -385,7 +386,7 @@ def store_transfers(network: Network, logs: list[tuple[TransferLog, int]]) -> tu
             for transfer in [*created, *moved]
             if transfer.payment_id
         )
-        settle(locked, touched=touched)
+        settle_seen(locked, touched=touched)
     return touched, len(new) + len(moved)
 
 

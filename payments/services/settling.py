@@ -69,7 +69,7 @@ CREDIT_ON_ARRIVAL = (PaymentStatus.CLOSED, PaymentStatus.CONFIRMED, PaymentStatu
 class Book:
     """What one settlement will write: ledger postings, status changes, events, emails."""
 
-    accounts: "Accounts"
+    accounts: "Accounts | None"  # None: a book that moves no money (settle_seen)
     actor: object | None = None
     postings: list[Posting] = field(default_factory=list)
     changes: list[StatusChange] = field(default_factory=list)
@@ -396,6 +396,25 @@ def settle(
             orders=orders,
             payments=payments,
         )
+    book.flush()
+
+
+def settle_seen(payments: dict[int, CryptoPayment], *, touched: Iterable[int]) -> None:
+    """Transfers were seen (or moved to another block) on these locked payments: recount them
+    and step between waiting and seen. No money moves before a confirmation, so no ledger
+    account is looked up or locked (the scan's hot path)."""
+    touched = [payments[pk] for pk in sorted(set(touched)) if pk in payments]
+    if not touched:
+        return
+    book = Book(accounts=None)
+    recount(touched)
+    for payment in touched:
+        book.dirty[payment.pk] = payment
+        arrived = payment.seen_units or payment.received_units
+        if payment.status == PaymentStatus.AWAITING and arrived:
+            book.status(payment, PaymentStatus.DETECTED, "transfer seen on chain")
+        elif payment.status == PaymentStatus.DETECTED and not arrived:
+            book.status(payment, PaymentStatus.AWAITING, "the transfer seen was reorganised away")
     book.flush()
 
 
