@@ -134,10 +134,13 @@ def ledger_post(
 
 def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
     """Post many balanced transactions with a fixed number of queries: lock every account
-    once (primary-key order), skip keys already posted, insert the transactions and their
-    entries in bulk, and move each cached balance with one UPDATE. Returns what was created.
+    once (primary-key order), skip keys already posted with the same lines, insert the
+    transactions and their entries in bulk, and move each cached balance with one UPDATE.
+    Returns what was created.
 
-    The batch form of ledger_post for settlement; same rules, same InsufficientBalance.
+    The batch form of ledger_post for settlement; same rules, same InsufficientBalance, same
+    IdempotencyConflict when a key was already used for other lines (a caller whose state
+    says the money is new must never have it silently dropped).
     """
     checked = [
         Posting(p.kind, _validated(p.lines), p.memo, p.idempotency_key, p.actor, p.order, p.payment)
@@ -147,16 +150,21 @@ def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
         return []
     with transaction.atomic():
         lock_accounts(account for posting in checked for account, _ in posting.lines)
-        done = set(
-            LedgerTransaction.objects.filter(
-                idempotency_key__in=[p.idempotency_key for p in checked]
-            ).values_list("idempotency_key", flat=True)
-        )
-        fresh, seen = [], set()
+        done: dict[str, tuple] = defaultdict(tuple)
+        for key, kind, account_id, amount in LedgerEntry.objects.filter(
+            transaction__idempotency_key__in=[p.idempotency_key for p in checked]
+        ).values_list("transaction__idempotency_key", "transaction__kind", "account_id", "amount"):
+            done[key] += ((kind, account_id, amount),)
+        fresh, seen = [], {}
         for posting in checked:
-            if posting.idempotency_key not in done and posting.idempotency_key not in seen:
-                seen.add(posting.idempotency_key)
-                fresh.append(posting)
+            key = posting.idempotency_key
+            lines = tuple(sorted((posting.kind, a.pk, amount) for a, amount in posting.lines))
+            if key in done or key in seen:
+                if tuple(sorted(done.get(key) or seen[key])) != lines:
+                    raise IdempotencyConflict()
+                continue
+            seen[key] = lines
+            fresh.append(posting)
         return _write(fresh) if fresh else []
 
 

@@ -20,6 +20,7 @@ from ..models import (
     ChainTransfer,
     CryptoPayment,
     LedgerAccountKind,
+    LedgerTransaction,
     PaymentEventKind,
     PaymentPurpose,
     PaymentStatus,
@@ -171,6 +172,9 @@ def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> 
         if not transfers:
             raise NotReversed()
         units = sum(t.amount_units for t in transfers)
+        written_off_before = LedgerTransaction.objects.filter(
+            payment=payment, idempotency_key__startswith=f"write-off:{payment.pk}:"
+        ).count()
         remaining = units_to_usd(payment.receipted_units - units, payment.decimals)
         amount = payment.receipted_usd - remaining
         from_unallocated = min(amount, max(unallocated_usd(payment), Decimal("0.00")))
@@ -189,7 +193,7 @@ def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> 
                 TransactionKind.ADJUSTMENT,
                 lines,
                 f"Payment {payment.reference}: reversed transfers written off: {reason}",
-                f"write-off:{payment.pk}:{int(payment.receipted_units)}:{payment.written_off_usd}",
+                f"write-off:{payment.pk}:{written_off_before + 1}",
             )
         # Should the chain include them again, they are counted again.
         ChainTransfer.objects.filter(pk__in=[t.pk for t in transfers]).update(receipted=False)

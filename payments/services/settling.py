@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from django.db import models
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -39,6 +40,7 @@ from ..models import (
     CryptoPayment,
     LedgerAccount,
     LedgerAccountKind,
+    LedgerTransaction,
     PaymentEvent,
     PaymentEventKind,
     PaymentPurpose,
@@ -165,6 +167,7 @@ def open_book(payments: Iterable[CryptoPayment], *, actor=None, customer_ids=())
 class Count:
     fresh: dict[int, list[ChainTransfer]]  # confirmed transfers not yet in the ledger
     late: set[int]  # payments with a confirmed transfer mined after their expiry
+    receipts: dict[int, int]  # receipt postings each payment already has (keys stay unique)
 
 
 def recount(payments: Iterable[CryptoPayment]) -> Count:
@@ -190,11 +193,25 @@ def recount(payments: Iterable[CryptoPayment]) -> Count:
         payment_id__in=list(payments), status=TransferStatus.CONFIRMED, receipted=False
     ).order_by("pk"):
         fresh[transfer.payment_id].append(transfer)
-    return Count(fresh=fresh, late=late)
+    receipts = {}
+    if fresh:
+        receipts = dict(
+            LedgerTransaction.objects.filter(
+                payment_id__in=list(fresh), kind=TransactionKind.CRYPTO_RECEIPT
+            )
+            .values_list("payment_id")
+            .annotate(n=models.Count("pk"))
+            .order_by()
+        )
+    return Count(fresh=fresh, late=late, receipts=receipts)
 
 
-def _post_receipts(book: Book, payment: CryptoPayment, transfers: list[ChainTransfer]) -> None:
-    """Count newly confirmed transfers once, and post the cumulative amount's new cents."""
+def _post_receipts(
+    book: Book, payment: CryptoPayment, transfers: list[ChainTransfer], *, posted: int = 0
+) -> None:
+    """Count newly confirmed transfers once, and post the cumulative amount's new cents.
+    `posted`: the payment's receipt postings so far — the key's sequence number (the units
+    alone repeat when a written-off transfer is included again)."""
     if not transfers:
         return
     payment.receipted_units += sum(t.amount_units for t in transfers)
@@ -209,7 +226,7 @@ def _post_receipts(book: Book, payment: CryptoPayment, transfers: list[ChainTran
             [(book.accounts.receipts_of(payment), -delta), (book.accounts.unallocated, delta)],
             f"{payment.asset} on {payment.network}: payment {payment.reference}, "
             + ", ".join(f"tx {t.tx_hash} log {t.log_index}" for t in transfers),
-            f"receipt:{payment.pk}:{int(payment.receipted_units)}",
+            f"receipt:{payment.pk}:{posted + 1}",
         )
     for transfer in transfers:
         book.event(
@@ -386,7 +403,7 @@ def settle(
     for payment in touched:
         book.dirty[payment.pk] = payment
         fresh = count.fresh.get(payment.pk, [])
-        _post_receipts(book, payment, fresh)
+        _post_receipts(book, payment, fresh, posted=count.receipts.get(payment.pk, 0))
         _decide(
             book,
             payment,

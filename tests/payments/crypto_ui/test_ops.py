@@ -362,3 +362,19 @@ def test_a_reversal_of_money_never_allocated_leaves_the_receipts_awaiting_alloca
     receipts = system_account("crypto_receipts", asset="tUSDC", network="local")
     assert receipts.balance == Decimal("0.00")
     assert in_review.order.status == OrderStatus.AWAITING_PAYMENT  # payable again
+
+
+def test_money_arriving_after_a_write_off_is_posted_again(
+    operator_client, reversed_payment, transfer
+):
+    """Found by the stateful test: the units after a write-off equal those before it, and the
+    receipt's key repeated — the new money was counted on the payment but never posted."""
+    operator_client.post(action_url(reversed_payment, "write-off"), {"reason": REASON})
+    transfer(reversed_payment, status=TransferStatus.CONFIRMED)  # the same 20.00 again
+
+    receipts = system_account("crypto_receipts", asset="tUSDC", network="local")
+    assert receipts.balance == Decimal("-20.00")  # the chain holds 20.00 for it: so does the ledger
+    reversed_payment.refresh_from_db()
+    assert reversed_payment.receipted_usd == Decimal("20.00")
+    assert customer_account(reversed_payment.customer).balance == Decimal("40.00")
+    assert system_account("unallocated").balance == Decimal("0.00")
