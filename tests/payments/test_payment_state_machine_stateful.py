@@ -420,9 +420,11 @@ class PaymentMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def machine_env(chain, catalogue, make_customer, finance_user):
+def machine_env(private_chain, catalogue, make_customer, finance_user):
+    """A chain of the machine's own: its reverts and re-sent transfers leave the session's
+    chain untouched for the other tests."""
     PaymentMachine.env = {
-        "chain": chain,
+        "chain": private_chain,
         "customers": [make_customer(), make_customer()],
         "finance": finance_user,
         "operator": make_customer(email="operator@example.com", is_staff=True),
