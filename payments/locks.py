@@ -8,8 +8,8 @@ each other in a circle.
     2. crypto payments, by primary key
     3. chain transfers, by primary key
     4. ledger accounts, by primary key
-    5. the deposit-address counter
-    6. rental's rows (the order, then its GPU model), taken by rental's intent services
+    5. rental's rows (the order, then its GPU model), taken by rental's intent services
+    6. the deposit-address counter (last: only opening a payment takes it, after the order)
     (A payment event is locked alone, in the email task's own transaction.)
 
 Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.

@@ -324,8 +324,10 @@ def close_siblings(book: Book, payment: CryptoPayment, payments: dict[int, Crypt
 def _to_review(book: Book, payment: CryptoPayment, reason: str, why: str) -> None:
     if payment.status == PaymentStatus.NEEDS_REVIEW:
         if reason == ReviewReason.REVERSED and payment.review_reason != reason:
+            # Already in front of an operator: now about the reversal (the transfer's own
+            # history row says so); written with the batch at flush.
             payment.review_reason = reason
-            CryptoPayment.objects.filter(pk=payment.pk).update(review_reason=reason)
+            book.dirty[payment.pk] = payment
         return
     book.status(payment, PaymentStatus.NEEDS_REVIEW, why, review_reason=reason)
     if payment.order_id:
