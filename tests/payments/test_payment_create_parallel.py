@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def local_network(settings):
-    # Creating a payment makes no RPC call: the network only needs to be configured.
+    # The node does not answer: payments still open (their head block unknown, the scan then
+    # reads far enough back), and nothing else is asked of the chain here.
     settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": "http://127.0.0.1:9"}
     settings.LOCAL_TOKEN_ADDRESS = "0x" + "11" * 20
 
