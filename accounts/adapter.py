@@ -1,5 +1,9 @@
 from allauth.account.adapter import DefaultAccountAdapter
+from django.conf import settings
+from django.utils import translation
 from django.utils.translation import get_language
+
+from .models import User
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -7,3 +11,11 @@ class AccountAdapter(DefaultAccountAdapter):
         """Remember the language the customer signed up in: their emails follow it."""
         user.language = (get_language() or "en")[:2]
         return super().save_user(request, user, form, commit=commit)
+
+    def send_mail(self, template_prefix: str, email: str, context: dict) -> None:
+        """allauth's emails too are written in the language of the account they go to, and
+        know its owner (`owner`: None for an address without an account)."""
+        owner = User.objects.filter(email__iexact=email).first()
+        language = owner.language if owner else get_language()
+        with translation.override(language or settings.LANGUAGE_CODE):
+            super().send_mail(template_prefix, email, {"owner": owner, **context})

@@ -1,5 +1,6 @@
 from allauth.account.forms import SignupForm as AllauthSignupForm
 from django import forms
+from django.contrib.auth.hashers import make_password
 from django.utils.translation import gettext_lazy as _
 
 from .ssh_keys import SshPublicKey, parse_ssh_public_key
@@ -32,6 +33,14 @@ class SignupForm(AllauthSignupForm):
         if not value:
             raise forms.ValidationError(_("This field is required."), code="required")
         return value
+
+    def try_save(self, request):
+        """allauth's enumeration prevention: a taken address creates no account, gets the same
+        code page as a new one, and its owner the "account already exists" email."""
+        if self.account_already_exists:
+            # Takes as long as creating the account would, password hashing included.
+            make_password(self.cleaned_data.get("password1"))
+        return super().try_save(request)
 
 
 class SshKeyForm(forms.Form):

@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from accounts.fields import ASCIIDecimalField, ascii_int
 from accounts.models import User
 from rental.money import usd
 
@@ -90,7 +91,7 @@ class JournalFilterForm(forms.Form):
         value = self.cleaned_data["customer"].strip()
         if not value:
             return None
-        if ASCII_DIGITS.fullmatch(value):
+        if ascii_int(value) is not None:
             return _id(value, CUSTOMER_MESSAGE)
         try:
             forms.EmailField().clean(value)
@@ -102,8 +103,6 @@ class JournalFilterForm(forms.Form):
         value = re.sub(r"^gr-", "", self.cleaned_data["order"].strip(), flags=re.IGNORECASE)
         if not value:
             return None
-        if not ASCII_DIGITS.fullmatch(value):
-            raise ValidationError(ORDER_MESSAGE, code="invalid")
         return _id(value, ORDER_MESSAGE)
 
     def clean(self):
@@ -126,13 +125,10 @@ class JournalFilterForm(forms.Form):
         )
 
 
-# str.isdigit() also accepts "²" (int() refuses it) and other scripts' digits: ASCII only.
-ASCII_DIGITS = re.compile(r"[0-9]+")
-
-
 def _id(digits: str, message) -> int:
-    number = int(digits)
-    if not 1 <= number <= MAX_ID:
+    """A database id typed in ASCII digits (accounts/fields.py), else the message."""
+    number = ascii_int(digits)
+    if number is None or not 1 <= number <= MAX_ID:
         raise ValidationError(message, code="invalid")
     return number
 
@@ -175,7 +171,7 @@ class AdjustmentForm(forms.Form):
             "invalid_choice": _("Choose credit or debit."),
         },
     )
-    amount = forms.DecimalField(
+    amount = ASCIIDecimalField(
         label=_("Amount (USD)"),
         max_digits=None,
         decimal_places=2,

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
+from accounts.fields import ASCIIDecimalField
 from rental.money import usd
 
 from .selectors.crypto import StablecoinChoice, stablecoin_choices
@@ -49,7 +50,7 @@ class StablecoinForm(forms.Form):
 
 
 class TopUpForm(StablecoinForm):
-    amount = forms.DecimalField(
+    amount = ASCIIDecimalField(
         label=_("Amount (USD)"),
         max_digits=None,
         decimal_places=2,
@@ -73,14 +74,15 @@ class TopUpForm(StablecoinForm):
         amount.help_text = _("From %(minimum)s to 100,000.00 USD, with at most two decimals.") % {
             "minimum": self.minimum
         }
+        self.minimum_message = _("The minimum top-up is %(minimum)s USD.") % {
+            "minimum": self.minimum
+        }
+        amount.error_messages["negative"] = self.minimum_message
 
     def clean_amount(self) -> Decimal:
         amount = self.cleaned_data["amount"]
         if amount < self.minimum:
-            raise forms.ValidationError(
-                _("The minimum top-up is %(minimum)s USD.") % {"minimum": self.minimum},
-                code="min_value",
-            )
+            raise forms.ValidationError(self.minimum_message, code="min_value")
         return usd(amount)
 
 

@@ -1,6 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from accounts.fields import ASCIIIntegerField
 from accounts.forms import SshKeyForm
 
 from .models import Duration, GpuModel, Preparation
@@ -32,7 +33,7 @@ class OrderConfigurationForm(forms.Form):
             "invalid_choice": _("Choose a duration of 3, 7 or 30 days."),
         },
     )
-    lots = forms.IntegerField(
+    lots = ASCIIIntegerField(
         label=_("Lots"),
         min_value=MIN_LOTS,
         max_value=MAX_LOTS,

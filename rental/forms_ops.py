@@ -9,6 +9,8 @@ from django.utils.functional import lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from accounts.fields import ASCIIIntegerField
+
 from .models import MAX_CARDS_PER_HOST, GpuModel, Host, HostState
 from .services.provisioning import HOST_FIELDS
 
@@ -88,7 +90,7 @@ class HostForm(forms.ModelForm):
             "invalid_choice": _("Choose a GPU model from the list."),
         },
     )
-    cards = forms.IntegerField(
+    cards = ASCIIIntegerField(
         label=_("Cards"),
         min_value=1,
         max_value=MAX_CARDS_PER_HOST,
@@ -116,7 +118,7 @@ class HostForm(forms.ModelForm):
             ),
         },
     )
-    ssh_port = forms.IntegerField(
+    ssh_port = ASCIIIntegerField(
         label=_("SSH port"),
         min_value=1,
         max_value=65535,

@@ -2,6 +2,7 @@ from decimal import Decimal
 from uuid import uuid4
 
 import pytest
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.cache import cache
@@ -55,7 +56,10 @@ def make_customer(db):
         fields.setdefault("email", f"customer{number}@example.com")
         fields.setdefault("first_name", "Ada")
         fields.setdefault("last_name", f"Lovelace{number}")
-        return User.objects.create_user(password="correct-horse-battery", **fields)
+        user = User.objects.create_user(password="correct-horse-battery", **fields)
+        # As after signing up: the address is confirmed (verification is mandatory).
+        EmailAddress.objects.create(user=user, email=user.email, verified=True, primary=True)
+        return user
 
     return make
 

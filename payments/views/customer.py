@@ -9,6 +9,7 @@ from django.template.response import TemplateResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.fields import ascii_int
 from rental.exceptions import RentalError
 from rental.models import Order
 from rental.selectors import customer_order
@@ -28,7 +29,7 @@ def statement(request: HttpRequest) -> HttpResponse:
     entries = customer_statement(customer=request.user)
     paginator = Paginator(entries, STATEMENT_PAGE_SIZE)
     # Newest page first by default: the most recent movements are what a customer looks for.
-    page = paginator.get_page(request.GET.get("page") or paginator.num_pages)
+    page = paginator.get_page(ascii_int(request.GET.get("page")) or paginator.num_pages)
     account = customer_balance_account(customer=request.user)
     return TemplateResponse(
         request,

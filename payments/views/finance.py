@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
+from accounts.fields import ascii_int
 from accounts.roles import FINANCE, role_required
 
 from ..csv_export import csv_download, text_cell
@@ -60,7 +61,7 @@ def balances(request: HttpRequest) -> HttpResponse:
         return render(request, "finance/balances.html", {"form": form, "page": None}, status=400)
     email = form.cleaned_data["email"]
     page = Paginator(customer_balances(email_contains=email), BALANCES_PER_PAGE).get_page(
-        request.GET.get("page")
+        ascii_int(request.GET.get("page"))
     )
     context = {
         "form": form,
@@ -78,7 +79,7 @@ def journal(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "finance/journal.html", {"form": form, "page": None}, status=400)
     transactions = journal_transactions(filters=form.filters())
-    page = Paginator(transactions, JOURNAL_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(transactions, JOURNAL_PER_PAGE).get_page(ascii_int(request.GET.get("page")))
     context = {"form": form, "page": page, "transactions": page.object_list}
     return render(request, "finance/journal.html", context)
 
@@ -88,7 +89,8 @@ def journal(request: HttpRequest) -> HttpResponse:
 def unallocated(request: HttpRequest) -> HttpResponse:
     """The receipts awaiting allocation: the account's balance and every payment holding
     money in it, the longest waiting first."""
-    page = Paginator(unallocated_payments(), UNALLOCATED_PER_PAGE).get_page(request.GET.get("page"))
+    page_number = ascii_int(request.GET.get("page"))
+    page = Paginator(unallocated_payments(), UNALLOCATED_PER_PAGE).get_page(page_number)
     context = {"page": page, "payments": page.object_list, "summary": unallocated_summary()}
     return render(request, "finance/unallocated.html", context)
 
@@ -175,13 +177,16 @@ def adjustment_create(request: HttpRequest) -> HttpResponse:
 
 
 def _requested_report(request: HttpRequest):
-    run_id = request.GET.get("run")
-    if run_id is None:
+    if "run" not in request.GET:
         return None
+    run_id = ascii_int(request.GET["run"])
     try:
-        return reconciliation_report(run=reconciliation_run_get(run_id=int(run_id)))
-    except (ValueError, ReconciliationRun.DoesNotExist):
-        raise Http404(_("No such reconciliation run.")) from None
+        run = None if run_id is None else reconciliation_run_get(run_id=run_id)
+    except ReconciliationRun.DoesNotExist:
+        run = None
+    if run is None:
+        raise Http404(_("No such reconciliation run."))
+    return reconciliation_report(run=run)
 
 
 @finance_required

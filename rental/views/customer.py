@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.fields import ascii_int
 from accounts.ssh_keys import stored_ssh_key
 
 from .. import selectors, services
@@ -111,7 +112,7 @@ def confirm(request: HttpRequest) -> HttpResponse:
 @require_GET
 def order_list(request: HttpRequest) -> HttpResponse:
     orders = selectors.customer_orders(customer=request.user)
-    page = Paginator(orders, ORDERS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(orders, ORDERS_PER_PAGE).get_page(ascii_int(request.GET.get("page")))
     return render(request, "rental/order_list.html", {"orders": page.object_list, "page": page})
 
 

@@ -1,9 +1,11 @@
 import re
+from io import StringIO
 from urllib.parse import urlencode
 
 import pytest
 from django.core import mail
 from django.core.cache import cache, caches
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
@@ -37,17 +39,25 @@ def test_signup_asks_only_names_email_and_password(client, db):
     }
 
 
-def test_signup_creates_the_customer_sends_a_verification_email_and_logs_in(client, db):
+def signup_code(message) -> str:
+    return re.search(r"^\s*([A-Z0-9]{4}-[A-Z0-9]{4})\s*$", message.body, re.MULTILINE).group(1)
+
+
+def test_signup_creates_the_customer_and_logs_in_once_the_mailed_code_is_typed(client, db):
     response = client.post(reverse("account_signup"), SIGNUP)
     assert response.status_code == 302
+    assert response["Location"] == reverse("account_email_verification_sent")
     user = User.objects.get(email="katherine@example.com")
     assert (user.first_name, user.last_name) == ("Katherine", "Johnson")
     assert user.check_password(PASSWORD)
+    assert "_auth_user_id" not in client.session
     assert len(mail.outbox) == 1
     assert mail.outbox[0].to == ["katherine@example.com"]
-    assert "/accounts/confirm-email/" in mail.outbox[0].body
-    # Not verified, and still allowed to order.
+
+    client.post(reverse("account_email_verification_sent"), {"code": signup_code(mail.outbox[0])})
     assert client.get(reverse("accounts:overview")).status_code == 200
+    assert client.session["_auth_user_id"] == str(user.pk)
+    assert user.emailaddress_set.get().verified
 
 
 @pytest.mark.parametrize("missing", ["first_name", "last_name"])
@@ -56,18 +66,6 @@ def test_names_are_required(client, db, missing):
     assert response.status_code == 200
     assert "This field is required." in response.content.decode()
     assert not User.objects.exists()
-
-
-def test_signup_with_a_taken_email_creates_no_second_account(client, make_customer):
-    # Signing up logs the customer in at once (verification is optional so that ordering never
-    # waits for an email), so allauth says plainly that the address is taken; enumeration
-    # prevention still covers password reset and login.
-    make_customer(email="taken@example.com")
-    taken = client.post(reverse("account_signup"), {**SIGNUP, "email": "TAKEN@example.com"})
-    assert taken.status_code == 200
-    assert "A user is already registered with this email address." in taken.content.decode()
-    assert User.objects.filter(email__iexact="taken@example.com").count() == 1
-    assert "_auth_user_id" not in client.session
 
 
 def test_password_reset_answers_the_same_for_unknown_addresses(client, customer):
@@ -107,7 +105,11 @@ def test_signup_from_the_review_comes_back_to_the_same_configuration(client, cat
             {"gpu_model": "b200-180gb", "duration_days": 7, "lots": 3, "preparation": "pytorch"}
         )
     )
-    response = client.post(reverse("account_signup"), {**SIGNUP, "next": review}, follow=True)
+    client.post(reverse("account_signup"), {**SIGNUP, "next": review})
+    (message,) = mail.outbox
+    response = client.post(
+        reverse("account_email_verification_sent"), {"code": signup_code(message)}, follow=True
+    )
     assert response.redirect_chain[-1][0] == review
     html = response.content.decode()
     assert "Katherine Johnson" in html
@@ -173,3 +175,35 @@ def test_an_htmx_poll_after_the_session_ended_loads_the_login_page_whole(client,
     assert response["HX-Redirect"].startswith(reverse("account_login"))
     # A normal browser request still gets the plain redirect.
     assert client.get(reverse("rental:order_list")).status_code == 302
+
+
+def test_an_account_whose_address_was_never_confirmed_is_asked_for_the_code_once(client, db):
+    # Made by an administrator (or before sign-up asked for the code): no confirmed address.
+    staff = User.objects.create_user(
+        "new.operator@example.com", "correct-horse-battery", first_name="Nia", last_name="Op"
+    )
+    credentials = {"login": staff.email, "password": "correct-horse-battery"}
+    response = client.post(reverse("account_login"), credentials)
+    assert response["Location"] == reverse("account_email_verification_sent")
+    assert "_auth_user_id" not in client.session
+    (message,) = mail.outbox
+    assert message.to == [staff.email]
+    client.post(reverse("account_email_verification_sent"), {"code": signup_code(message)})
+    assert client.session["_auth_user_id"] == str(staff.pk)
+
+    # From then on the password is enough.
+    other_browser = Client()
+    other_browser.post(reverse("account_login"), credentials)
+    assert other_browser.session["_auth_user_id"] == str(staff.pk)
+    assert len(mail.outbox) == 1
+
+
+def test_the_demo_users_log_in_without_a_code(client, db, settings):
+    settings.DEBUG = True
+    for _ in range(2):  # idempotent
+        call_command("load_demo_accounts", stdout=StringIO())
+    client.post(
+        reverse("account_login"), {"login": "operator@example.com", "password": "demo-password"}
+    )
+    assert client.session["_auth_user_id"] == str(User.objects.get(email="operator@example.com").pk)
+    assert mail.outbox == []

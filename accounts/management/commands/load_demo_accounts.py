@@ -1,5 +1,6 @@
 import os
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -44,6 +45,10 @@ class Command(BaseCommand):
                 if not staff:
                     user.ssh_public_key = DEMO_CUSTOMER_SSH_KEY
                     user.save(update_fields=["ssh_public_key"])
+            # Confirmed addresses: logging in asks no code of the demo users.
+            EmailAddress.objects.update_or_create(
+                user=user, email=user.email, defaults={"verified": True, "primary": True}
+            )
             for name in groups:
                 user.groups.add(Group.objects.get_or_create(name=name)[0])
         self.stdout.write(

@@ -116,7 +116,7 @@ BAD_AMOUNTS = {
     "12.345": "Enter at most two decimal places (cents).",
     "0.001": "Enter at most two decimal places (cents).",
     "1000000.01": "An adjustment is at most 1,000,000.00 USD.",
-    "1e12": "An adjustment is at most 1,000,000.00 USD.",
+    "1e12": "Enter the amount as a number, such as 25.00.",  # digits only (accounts/fields.py)
     "99999999999999999999999999": "An adjustment is at most 1,000,000.00 USD.",
     "": "Enter the amount in USD.",
 }
