@@ -158,7 +158,8 @@ def all_networks() -> dict[str, Network]:
     token = local_token_address()
     networks["local"] = Network(
         key="local",
-        name=_("Local test chain (anvil)"),
+        # No brackets in a name: pages add "(chain id 31337)" after it.
+        name=_("Local test chain"),
         chain_id=LOCAL_CHAIN_ID,
         confirmations=_confirmations("local", 3),
         assets=(Asset("tUSDC", "Test USD Coin", token, 6),) if token else (),

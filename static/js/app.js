@@ -95,4 +95,34 @@
     setUpCopyButtons();
     setUpCountdowns();
   });
+
+  // The configurator's live summary lists what the server refused ([data-error-for=name]):
+  // those fields are marked invalid and described by their message; the others lose the mark,
+  // and the messages rendered beside the fields with the page make way for the summary's.
+  function markConfiguratorErrors() {
+    var form = document.getElementById("configurator");
+    var summary = document.getElementById("summary");
+    if (!form || !summary) return;
+    var stale = form.querySelectorAll(".errorlist");
+    for (var i = 0; i < stale.length; i++) stale[i].hidden = true;
+    var controls = form.querySelectorAll("input[name], select[name], textarea[name]");
+    for (var j = 0; j < controls.length; j++) {
+      var control = controls[j];
+      if (control.type === "hidden") continue;
+      var error = summary.querySelector('[data-error-for="' + control.name + '"]');
+      var described = (control.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+        return id && id.indexOf("summary-error-") !== 0 && !/_error$/.test(id);
+      });
+      if (error) {
+        control.setAttribute("aria-invalid", "true");
+        described.push(error.id);
+      } else {
+        control.removeAttribute("aria-invalid");
+      }
+      if (described.length) control.setAttribute("aria-describedby", described.join(" "));
+      else control.removeAttribute("aria-describedby");
+    }
+  }
+
+  document.addEventListener("htmx:afterSettle", markConfiguratorErrors);
 })();

@@ -18,7 +18,7 @@ def test_a_customer_credited_by_finance_pays_from_the_balance_and_sees_the_state
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
     expect(page.locator('[data-field="account-balance"]')).to_contain_text("1,000.00 USD")
 
     page.goto("/configure/?gpu_model=h100-80gb&duration_days=7&lots=2&preparation=ubuntu")

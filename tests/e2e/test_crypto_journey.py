@@ -19,7 +19,7 @@ def test_order_paid_in_the_local_stablecoin_confirms_on_the_page(
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
 
     page.goto("/configure/?gpu_model=h100-80gb&duration_days=3&lots=1&preparation=ubuntu")
     page.get_by_role("button", name="Review order").click()
@@ -64,7 +64,7 @@ def test_an_order_paid_in_two_transfers_asks_for_the_remainder_then_for_nothing(
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
 
     page.goto("/configure/?gpu_model=h100-80gb&duration_days=3&lots=1&preparation=ubuntu")
     page.get_by_role("button", name="Review order").click()

@@ -16,7 +16,7 @@ def log_in(page, email: str) -> None:
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
 
 
 def test_a_paid_order_is_prepared_by_an_operator_and_becomes_active_with_its_access(

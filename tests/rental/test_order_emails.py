@@ -98,7 +98,7 @@ def test_the_ready_email_gives_the_access_once(customer, activate, sshd):
     assert f"{host.name}\n  ssh -p {sshd.port} ubuntu@127.0.0.1\n  Cards 1, 2\n" in body
     assert "Preparation: Ubuntu" in body
     assert f"From our operators:\n{ACCESS_NOTES}\n" in body
-    assert f"Rental period: from {utc(order.starts_at)} to {utc(order.ends_at)} (UTC)." in body
+    assert f"Rental period: from {utc(order.starts_at)} to {utc(order.ends_at)}." in body
     assert (
         "The preparation you chose expresses your need; it does not prove that your project, "
         "its extensions or its licences are already installed. Check the environment you "
@@ -196,7 +196,7 @@ def test_a_seven_day_rental_gets_each_reminder_once(
     [reminder] = sent(order, OrderEmailKind.REMINDER_72H)
     assert reminder.subject == f"Order {order.reference}: your rental ends in 72 hours"
     body = reminder.body
-    assert f"The rental of order {order.reference} ends on {utc(order.ends_at)} (UTC)." in body
+    assert f"The rental of order {order.reference} ends on {utc(order.ends_at)}." in body
     assert "Copy your results to a place you control and re-read the copy" in body
     assert "access stops and the data left on the hosts is erased" in body
     assert body.rstrip().endswith(order_url(order))
@@ -278,7 +278,7 @@ def test_at_the_end_the_rental_stops_and_is_emailed_once(
     [ended] = sent(order, OrderEmailKind.ENDED)
     assert ended.subject == f"Order {order.reference}: your rental has ended"
     assert (
-        f"The rental of order {order.reference} ended on {utc(order.ends_at)} (UTC). Access is "
+        f"The rental of order {order.reference} ended on {utc(order.ends_at)}. Access is "
         "stopped and nothing more is billed."
     ) in ended.body
     assert "erased before the cards go to another customer, and it cannot be recovered" in (

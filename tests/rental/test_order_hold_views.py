@@ -73,7 +73,7 @@ def test_the_order_page_says_until_when_the_lots_are_held(
     html = order_page(customer_client, order)
 
     assert field(html, "hold") == (
-        f"Lots held until {utc(order.hold_until)} UTC. Pay before then, or open a stablecoin "
+        f"Lots held until {utc(order.hold_until)}. Pay before then, or open a stablecoin "
         "payment, which holds them until its own expiry; otherwise the order is cancelled and "
         "the lots are released."
     )

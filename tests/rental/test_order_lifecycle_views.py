@@ -539,7 +539,7 @@ def test_the_open_page_turns_active_by_itself(
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
     page.goto(reverse("rental:order_detail", kwargs={"order_id": order.pk}))
     expect(page.locator('[data-field="status"]')).to_have_text("Provisioning")
     expect(page.locator("#ssh-key textarea")).to_be_visible()

@@ -30,7 +30,7 @@ def test_the_payment_page_counts_down_copies_and_follows_the_status_on_a_phone(
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
 
     page.goto(f"/account/orders/{order.pk}/")
     page.get_by_role("link", name="Go to the payment: address, amount and status").click()
@@ -67,7 +67,7 @@ def sign_in(page, customer) -> None:
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(customer.email)
     page.locator("#id_password").fill("correct-horse-battery")
-    page.get_by_role("button", name="Sign In").click()
+    page.get_by_role("button", name="Log in").click()
 
 
 def test_a_partial_payment_turns_the_open_page_into_a_request_for_the_remainder(

@@ -30,7 +30,7 @@ def test_the_page_shows_asset_network_address_amount_expiry_and_qr(customer_clie
     html = customer_client.get(page_url(payment)).content.decode()
     address = payment.deposit_address.address
     assert 'data-field="asset">tUSDC (Test USD Coin)' in html
-    assert "Local test chain (anvil) (chain id 31337)" in html
+    assert "Local test chain (chain id 31337)" in html
     assert f'data-field="address">{address}</code>' in html
     assert 'data-field="amount">893.760000 tUSDC</strong>' in html
     assert "= 893.76 USD" in html
@@ -46,7 +46,7 @@ def test_the_page_shows_asset_network_address_amount_expiry_and_qr(customer_clie
     uri = f"ethereum:{TOKEN}@31337/transfer?address={address}&uint256=893760000"
     assert uri in html_lib.unescape(html)
     # The guide's wording, with this payment's values.
-    assert "Send exactly 893.760000 tUSDC on Local test chain (anvil)" in html
+    assert "Send exactly 893.760000 tUSDC on Local test chain" in html
     assert "Use the asset, network, address, amount and expiry shown here" in html
     assert "confirms neither the receipt of the funds nor the provisioning" in html
 

@@ -59,7 +59,7 @@ def test_awaiting_shows_the_instructions_for_the_whole_amount(customer_client, p
     html = get(customer_client, payment)
     assert 'data-state="awaiting"' in html
     assert 'data-section="instructions"' in html
-    assert "Send exactly 893.760000 tUSDC on Local test chain (anvil)" in html
+    assert "Send exactly 893.760000 tUSDC on Local test chain" in html
     assert 'data-field="amount">893.760000 tUSDC</strong>' in html
     assert 'data-copy="893.760000"' in html
     assert uri_units(html) == [893_760_000, 893_760_000]
@@ -78,7 +78,7 @@ def test_after_a_partial_transfer_everything_asks_for_the_remainder(
     assert 'data-state="partly_received"' in html
     assert "Partly received" in html
     # The instructions, the copy button and the QR code are for what is still due.
-    assert "Send the remaining 793.760000 tUSDC on Local test chain (anvil)" in html
+    assert "Send the remaining 793.760000 tUSDC on Local test chain" in html
     assert "Send exactly 893.760000" not in html
     assert 'data-field="amount">793.760000 tUSDC</strong>' in html
     assert "= 793.76 USD" in html

@@ -239,7 +239,7 @@ def test_the_report_shows_the_money_checks_with_their_columns(finance_client, ho
     assert '<th scope="col">Confirmed on chain (USD)</th>' in chain
     # Everything received (allocated or not) in the ledger; on chain 3.00 more.
     assert re.search(
-        r"<td>Local test chain \(anvil\)</td>\s*<td>tUSDC</td>\s*"
+        r"<td>Local test chain</td>\s*<td>tUSDC</td>\s*"
         r"<td>77.50</td>\s*<td>80.50</td>\s*<td>-3.00</td>",
         chain,
     )
