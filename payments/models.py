@@ -484,7 +484,11 @@ class ChainCursor(models.Model):
     lease_token = models.CharField(max_length=36, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     last_scan_at = models.DateTimeField(null=True, blank=True)
+    # The chain's head at the last successful scan (lag = last_head - (next_block - 1)), and
+    # when the last error was recorded (cleared by the next successful scan): for /ops/health/.
+    last_head = models.PositiveBigIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=500, blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("chain cursor")

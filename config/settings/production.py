@@ -15,6 +15,8 @@ if env("EMAIL_HOST") is None:
     raise ImproperlyConfigured("EMAIL_HOST must be set in production: customers need their emails.")
 if env("REDIS_URL") is None:
     raise ImproperlyConfigured("REDIS_URL must be set in production (cache, rate limits, broker).")
+if env_bool("METRICS_ENABLED", False) and len(env("METRICS_TOKEN", "")) < 32:
+    raise ImproperlyConfigured("METRICS_ENABLED needs a METRICS_TOKEN of at least 32 characters.")
 
 if PAYMENT_XPUB == TEST_ONLY_PAYMENT_XPUB:
     raise ImproperlyConfigured(

@@ -23,6 +23,7 @@ from .crypto import network_name
 
 RECENTLY_CONFIRMED = 20
 
+
 def event_label(event: PaymentEvent) -> str:
     """What a history row says: a status change names the status reached."""
     if event.kind == PaymentEventKind.STATUS and event.to_status:
@@ -120,7 +121,5 @@ def ops_payment(*, payment_id: int) -> OpsPayment:
         payment=payment,
         network_name=network_name(payment.network),
         transfers=list(payment.transfers.all()),
-        events=[
-            OpsEvent(event, event_label(event)) for event in payment.events.all()
-        ],
+        events=[OpsEvent(event, event_label(event)) for event in payment.events.all()],
     )

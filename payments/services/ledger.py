@@ -3,6 +3,7 @@
 Accounts are locked in primary-key order (payments.locks has the whole lock order).
 """
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -17,9 +18,17 @@ from rental.money import usd
 
 from ..exceptions import IdempotencyConflict, InsufficientBalance
 from ..locks import lock_accounts
-from ..models import AMOUNT, LedgerAccount, LedgerAccountKind, LedgerEntry, LedgerTransaction
+from ..models import (
+    AMOUNT,
+    CryptoPayment,
+    LedgerAccount,
+    LedgerAccountKind,
+    LedgerEntry,
+    LedgerTransaction,
+)
 
 Line = tuple[LedgerAccount, Decimal]
+logger = logging.getLogger(__name__)
 
 
 def customer_account(customer: User) -> LedgerAccount:
@@ -214,7 +223,36 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
                 output_field=DecimalField(**AMOUNT),
             )
         )
+    transaction.on_commit(lambda: _log(posted, postings))
     return posted
+
+
+def _log(posted: Sequence[LedgerTransaction], postings: Sequence[Posting]) -> None:
+    """One log line per committed ledger transaction, with its order and payment."""
+    for txn, posting in zip(posted, postings, strict=True):
+        order = Order(pk=txn.order_id).reference if txn.order_id else ""
+        payment = CryptoPayment(pk=txn.payment_id).reference if txn.payment_id else ""
+        amount = sum(amount for _, amount in posting.lines if amount > 0)
+        refs = " ".join(
+            filter(None, [order and f"order {order}", payment and f"payment {payment}"])
+        )
+        logger.info(
+            "ledger transaction %s (%s) posted %s USD%s: %s",
+            txn.pk,
+            txn.kind,
+            amount,
+            f" for {refs}" if refs else "",
+            txn.memo,
+            extra={
+                "event": "ledger_posting",
+                "ledger_transaction": txn.pk,
+                "kind": txn.kind,
+                "amount_usd": str(amount),
+                "order": order,
+                "payment": payment,
+                "actor_id": txn.actor_id,
+            },
+        )
 
 
 def ledger_reverse(*, transaction_id: int, memo: str, actor: User | None) -> LedgerTransaction:

@@ -56,6 +56,8 @@ REVERSAL_ACTIONS: dict[str, Action] = {
     ),
 }
 ALL_ACTIONS = {**PAYMENT_ACTIONS, **REVERSAL_ACTIONS}
+
+
 def _action_forms(
     actions: dict[str, Action],
     *,

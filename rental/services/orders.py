@@ -1,5 +1,6 @@
 """Orders: creation against the hosts' capacity, the one status-change service, cancellation."""
 
+import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -29,6 +30,30 @@ from ..models import (
     Preparation,
 )
 from ..pricing import Quote, quote
+
+logger = logging.getLogger(__name__)
+
+
+def _log_status(order: Order, from_status: str, reason: str, actor: User | None) -> None:
+    """One log line per status change, once it is committed."""
+    to_status, reference = order.status, order.reference
+    transaction.on_commit(
+        lambda: logger.info(
+            "order %s %s -> %s: %s",
+            reference,
+            from_status or "(new)",
+            to_status,
+            reason or "-",
+            extra={
+                "event": "order_status",
+                "order": reference,
+                "from_status": from_status,
+                "to_status": to_status,
+                "actor_id": actor.pk if actor else None,
+                "reason": reason,
+            },
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +185,7 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
             actor=customer,
             reason="Order placed",
         )
+        _log_status(order, "", "Order placed", customer)
     return order
 
 
@@ -185,6 +211,7 @@ def order_set_status(
         OrderStatusChange.objects.create(
             order=order, from_status=from_status, to_status=to_status, actor=actor, reason=reason
         )
+        _log_status(order, from_status, reason, actor)
     return order
 
 

@@ -9,6 +9,7 @@ with an SSH banner.
 """
 
 import enum
+import logging
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -77,6 +78,24 @@ def provisioning_driver() -> ProvisioningDriver:
     return import_string(settings.PROVISIONING_DRIVER)()
 
 
+logger = logging.getLogger(__name__)
+
+
+def _log_issue(order: Order, what: str, detail: str) -> None:
+    """One log line per provisioning problem, once committed (status changes are logged by
+    order_set_status)."""
+    reference = order.reference
+    transaction.on_commit(
+        lambda: logger.warning(
+            "order %s provisioning: %s: %s",
+            reference,
+            what,
+            detail,
+            extra={"event": "provisioning", "order": reference, "issue": what, "detail": detail},
+        )
+    )
+
+
 # ------------------------------------------------------------------------ allocation
 
 
@@ -110,6 +129,7 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             )
             if first_time:
                 tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.PROVISIONING_DELAYED)
+            _log_issue(order, "capacity", detail)
             order.refresh_from_db()
             return order
         CardAllocation.objects.bulk_create(
@@ -304,6 +324,7 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
             fields += ["provisioning_issue", "provisioning_issue_detail"]
             outcome = Readiness.GAVE_UP
         order.save(update_fields=fields)
+        _log_issue(order, f"readiness check {order.readiness_attempts}", failures_text)
         if outcome == Readiness.RETRY:
             delay = backoff_seconds(order.readiness_attempts)
             transaction.on_commit(

@@ -101,8 +101,9 @@ def test_the_provisioning_queue_runs_a_fixed_number_of_queries(operator_client, 
         "Active rentals (20)",
     ):
         assert heading in html
-    # Session, user, staff groups (guard and navigation), orders, their live cards.
-    assert with_one == with_twenty == 5
+    # Session, user, staff groups (guard and navigation), orders, their live cards; the
+    # health banner (failing tasks and networks, one query).
+    assert with_one == with_twenty == 6
 
 
 def test_the_hosts_page_runs_a_fixed_number_of_queries(operator_client, fill, catalogue):
@@ -118,8 +119,8 @@ def test_the_hosts_page_runs_a_fixed_number_of_queries(operator_client, fill, ca
             ssh_user="ubuntu",
         )
     fill(19)
-    # Session, user, staff groups, hosts with their models and rented cards.
-    assert with_one == count_queries(operator_client, url) == 4
+    # Session, user, staff groups, hosts with their models and rented cards; health banner.
+    assert with_one == count_queries(operator_client, url) == 5
 
 
 def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client, fill):
@@ -135,7 +136,9 @@ def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client,
     fill(19)
     for number in range(20):
         OrderStatusChange.objects.create(order=order, to_status=OrderStatus.ACTIVE)
-    # Session, user, groups; the host; the GPU models of the form; the orders holding its cards.
-    assert host_one == count_queries(operator_client, host_url) == 6
-    # Session, user, groups; the order with customer and preparer; timeline; cards per host.
-    assert order_one == count_queries(operator_client, order_url) == 6
+    # Session, user, groups; the host; the GPU models of the form; the orders holding its cards;
+    # the health banner.
+    assert host_one == count_queries(operator_client, host_url) == 7
+    # Session, user, groups; the order with customer and preparer; timeline; cards per host;
+    # the health banner.
+    assert order_one == count_queries(operator_client, order_url) == 7

@@ -1,0 +1,72 @@
+"""What /readyz checks: the database, the cache, the broker, and each enabled network's
+watcher (scanned within WATCHER_MAX_SCAN_AGE_SECONDS, at most WATCHER_MAX_LAG_BLOCKS behind
+the head). Each check answers a short status word; nothing else leaves the process (no URL,
+no error text), since the endpoint needs no login."""
+
+import logging
+import uuid
+
+from django.core.cache import cache
+from django.db import connection
+
+from .redact import describe_error
+from .selectors import networks_health
+
+logger = logging.getLogger(__name__)
+
+OK = "ok"
+FAILING = "failing"
+UNKNOWN = "unknown"
+BROKER_TIMEOUT_SECONDS = 2
+
+
+def _check(name: str, probe) -> str:
+    try:
+        probe()
+    except Exception as exc:
+        logger.warning("readiness: %s is failing: %s", name, describe_error(exc))
+        return FAILING
+    return OK
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _cache() -> None:
+    key, token = "monitoring:readyz", uuid.uuid4().hex
+    cache.set(key, token, timeout=30)
+    if cache.get(key) != token:
+        raise RuntimeError("the cache did not return what was just stored in it")
+
+
+def _broker() -> None:
+    from django.conf import settings
+
+    from config.celery_app import app
+
+    url = settings.CELERY_BROKER_URL
+    with app.connection_for_write(url, connect_timeout=BROKER_TIMEOUT_SECONDS) as conn:
+        conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
+        conn.default_channel  # noqa: B018 - opening a channel is what talks to the broker
+
+
+def readiness() -> dict[str, str]:
+    """{part: status}: "ok", else why (a network: never-scanned, stale, lagging)."""
+    checks = {
+        "database": _check("the database", _database),
+        "cache": _check("the cache", _cache),
+        "broker": _check("the broker", _broker),
+    }
+    if checks["database"] == OK:
+        try:
+            for health in networks_health():
+                checks[f"network:{health.key}"] = health.problem or OK
+        except Exception as exc:
+            logger.warning("readiness: the networks could not be read: %s", describe_error(exc))
+            checks["networks"] = UNKNOWN
+    else:
+        checks["networks"] = UNKNOWN
+    return checks
