@@ -1,11 +1,25 @@
-"""JSON-RPC access to a network: every error becomes RpcError, so callers can retry."""
+"""JSON-RPC access to a network: every error becomes RpcError, so callers can retry.
 
+Plain JSON-RPC over one kept-alive HTTP session per thread and URL: the watcher reads a few
+fields of each log and block, so it decodes them itself from the node's hex (web3's result
+formatters and checksummed addresses cost more than the node spends answering). Several calls
+go out as one JSON-RPC batch where the node accepts them together (block hashes).
+"""
+
+import os
+import threading
 from dataclasses import dataclass
+from itertools import count
+from typing import NamedTuple
 
+import requests
 from django.conf import settings
-from web3 import HTTPProvider, Web3
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 from ..networks import TRANSFER_TOPIC, Network
+
+BLOCK_BATCH = 100  # eth_getBlockByNumber calls per JSON-RPC batch
 
 
 class RpcError(Exception):
@@ -27,8 +41,9 @@ _RANGE_HINTS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class TransferLog:
+class TransferLog(NamedTuple):
+    """One ERC-20 Transfer log (a tuple: a scan makes thousands)."""
+
     tx_hash: str
     log_index: int
     block_number: int
@@ -40,16 +55,51 @@ class TransferLog:
     block_timestamp: int | None = None  # given by nodes that include it in logs
 
 
-def _topic_address(topic) -> str:
-    """The address in an indexed topic, lower-case (checksumming every log is costly; the
-    watcher checksums only the logs that turn out to be ours)."""
-    raw = topic.hex() if hasattr(topic, "hex") else str(topic)
-    return "0x" + raw.removeprefix("0x")[-40:].lower()
+@dataclass(frozen=True, slots=True)
+class Block:
+    number: int
+    hash: str  # lower-case 0x hex
+    parent_hash: str
+    timestamp: int
 
 
-def _hex(value) -> str:
-    text = value.hex() if hasattr(value, "hex") else str(value)
-    return text if text.startswith("0x") else "0x" + text
+def _topic_address(topic: str) -> str:
+    """The address in an indexed topic (its last 20 bytes), lower-case."""
+    return "0x" + topic[-40:].lower()
+
+
+def _quantity(value) -> int:
+    return int(value, 16) if isinstance(value, str) else int(value)
+
+
+def _error(payload) -> RpcError:
+    """The RpcError for a JSON-RPC error object (RangeTooLarge when it is about the range)."""
+    if isinstance(payload, dict):
+        message = f"{payload.get('message', '')} (code {payload.get('code')})"
+    else:
+        message = str(payload)
+    if any(hint in message.lower() for hint in _RANGE_HINTS):
+        return RangeTooLarge(message[:500])
+    return RpcError(message[:500])
+
+
+_sessions = threading.local()
+
+
+def _session() -> requests.Session:
+    """This thread's HTTP session: its connections stay open from one call (and scan) to the
+    next. A forked worker process opens its own (it must not share its parent's sockets)."""
+    pid, session = getattr(_sessions, "owner", (None, None))
+    if session is None or pid != os.getpid():
+        session = requests.Session()
+        session.headers["Content-Type"] = "application/json"
+        # Every call here only reads: one that failed on the way (a kept-alive connection the
+        # node had closed) is sent again, twice at most; anything else is the task's to retry.
+        retry = Retry(total=2, connect=2, read=1, status=0, other=0, allowed_methods=None)
+        session.mount("http://", HTTPAdapter(max_retries=retry))
+        session.mount("https://", HTTPAdapter(max_retries=retry))
+        _sessions.owner = (os.getpid(), session)
+    return session
 
 
 class ChainClient:
@@ -57,94 +107,205 @@ class ChainClient:
         url = rpc_url or network.rpc_url
         if not url:
             raise RpcError(f"network {network.key} has no RPC URL")
-        self.network = network
-        self.w3 = Web3(
-            HTTPProvider(url, request_kwargs={"timeout": settings.PAYMENT_RPC_TIMEOUT_SECONDS})
-        )
+        self.network, self.url = network, url
+        self.timeout = settings.PAYMENT_RPC_TIMEOUT_SECONDS
+        self._ids = count(1)
 
-    def _call(self, func, *args):
+    # ------------------------------------------------------------------ transport
+
+    def _post(self, payload):
         try:
-            return func(*args)
-        except Exception as exc:  # noqa: BLE001 - every provider failure is an RpcError
-            message = str(exc)
-            if any(hint in message.lower() for hint in _RANGE_HINTS):
-                raise RangeTooLarge(message) from exc
-            raise RpcError(f"{type(exc).__name__}: {message}"[:500]) from exc
+            response = _session().post(self.url, json=payload, timeout=self.timeout)
+        except requests.RequestException as exc:
+            raise RpcError(f"{type(exc).__name__}: {exc}"[:500]) from exc
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code == 429:
+            raise RpcError(f"rate limited by the node (HTTP 429): {response.text[:200]}")
+        if response.status_code != 200:
+            # Some providers answer a refused range with an HTTP error and a JSON-RPC body.
+            detail = body.get("error") if isinstance(body, dict) else None
+            raise _error(detail or f"HTTP {response.status_code}: {response.text[:200]}")
+        if body is None:
+            raise RpcError("the node's answer is not JSON")
+        return body
+
+    def call(self, method: str, params: list):
+        """One JSON-RPC call; its result."""
+        body = self._post(
+            {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        )
+        if not isinstance(body, dict):
+            raise RpcError(f"unexpected answer to {method}")
+        if body.get("error") is not None:
+            raise _error(body["error"])
+        return body.get("result")
+
+    def batch(self, calls: list[tuple[str, list]]) -> list:
+        """Several calls in one JSON-RPC batch; their results in the same order."""
+        if not calls:
+            return []
+        ids = [next(self._ids) for _ in calls]
+        body = self._post(
+            [
+                {"jsonrpc": "2.0", "id": call_id, "method": method, "params": params}
+                for call_id, (method, params) in zip(ids, calls, strict=True)
+            ]
+        )
+        if isinstance(body, dict) and body.get("error") is not None:
+            raise _error(body["error"])  # the whole batch refused
+        if not isinstance(body, list):
+            raise RpcError("unexpected answer to a batch")
+        answers = {answer.get("id"): answer for answer in body if isinstance(answer, dict)}
+        results = []
+        for call_id in ids:
+            answer = answers.get(call_id)
+            if answer is None:
+                raise RpcError("a call of the batch got no answer")
+            if answer.get("error") is not None:
+                raise _error(answer["error"])
+            results.append(answer.get("result"))
+        return results
+
+    # ------------------------------------------------------------------ blocks
 
     def head(self) -> int:
-        return self._call(lambda: self.w3.eth.block_number)
+        return _quantity(self.call("eth_blockNumber", []))
+
+    @staticmethod
+    def _block_call(number) -> tuple[str, list]:
+        tag = number if isinstance(number, str) else hex(number)
+        return ("eth_getBlockByNumber", [tag, False])
+
+    @staticmethod
+    def _parse_block(raw) -> Block | None:
+        if not raw:
+            return None
+        return Block(
+            number=_quantity(raw["number"]),
+            hash=raw["hash"].lower(),
+            parent_hash=raw["parentHash"].lower(),
+            timestamp=_quantity(raw["timestamp"]),
+        )
+
+    def latest(self) -> Block:
+        """The head block (its parent hash is the hash of the block below the head)."""
+        block = self._parse_block(self.call(*self._block_call("latest")))
+        if block is None:
+            raise RpcError("the node has no latest block")
+        return block
+
+    def latest_and(self, numbers) -> tuple[Block, dict[int, Block | None]]:
+        """The head block and these blocks (None for one the node does not have), in one
+        batch."""
+        numbers = sorted(set(numbers))
+        answers = self.batch([self._block_call("latest"), *map(self._block_call, numbers)])
+        latest = self._parse_block(answers[0])
+        if latest is None:
+            raise RpcError("the node has no latest block")
+        return latest, {
+            n: self._parse_block(raw) for n, raw in zip(numbers, answers[1:], strict=True)
+        }
 
     def block(self, number: int) -> tuple[str, int]:
         """(hash, unix timestamp) of a block."""
-        block = self._call(self.w3.eth.get_block, number)
+        block = self._parse_block(self.call(*self._block_call(number)))
         if block is None:
             raise RpcError(f"block {number} is not available")
-        return _hex(block["hash"]).lower(), int(block["timestamp"])
+        return block.hash, block.timestamp
 
-    def blocks(self, numbers, *, missing_ok: bool = False) -> dict[int, tuple[str, int]]:
-        """(hash, timestamp) of several blocks, in JSON-RPC batches of 100. A block the node
-        does not have raises RpcError, or is left out with `missing_ok` (a chain that got
-        shorter in a reorganisation)."""
+    def block_headers(self, numbers) -> dict[int, Block | None]:
+        """Several blocks (None for one the node does not have), BLOCK_BATCH per batch."""
         numbers = sorted(set(numbers))
-        found: dict[int, tuple[str, int]] = {}
-        for start in range(0, len(numbers), 100):
-            chunk = numbers[start : start + 100]
-
-            def fetch(chunk=chunk):
-                with self.w3.batch_requests() as batch:
-                    for number in chunk:
-                        batch.add(self.w3.eth.get_block(number))
-                    return batch.execute()
-
-            for number, block in zip(chunk, self._call(fetch), strict=True):
-                if block is None:
-                    if missing_ok:
-                        continue
-                    raise RpcError(f"block {number} is not available")
-                found[number] = (_hex(block["hash"]).lower(), int(block["timestamp"]))
+        found: dict[int, Block | None] = {}
+        for start in range(0, len(numbers), BLOCK_BATCH):
+            chunk = numbers[start : start + BLOCK_BATCH]
+            results = self.batch([self._block_call(number) for number in chunk])
+            for number, raw in zip(chunk, results, strict=True):
+                found[number] = self._parse_block(raw)
         return found
 
+    def blocks(self, numbers, *, missing_ok: bool = False) -> dict[int, tuple[str, int]]:
+        """(hash, timestamp) of several blocks, in JSON-RPC batches. A block the node does not
+        have raises RpcError, or is left out with `missing_ok` (a chain that got shorter in a
+        reorganisation)."""
+        found = {}
+        for number, block in self.block_headers(numbers).items():
+            if block is None:
+                if missing_ok:
+                    continue
+                raise RpcError(f"block {number} is not available")
+            found[number] = (block.hash, block.timestamp)
+        return found
+
+    # ------------------------------------------------------------------ logs
+
     def transfer_logs(
-        self, *, from_block: int, to_block: int, to_address: str | None = None
-    ) -> list[TransferLog]:
-        """Transfer logs of the network's token contracts in [from_block, to_block]."""
+        self, *, from_block: int, to_block: int, to_address: str | None = None, raw: bool = False
+    ) -> list[TransferLog] | list[dict]:
+        """Transfer logs of the network's token contracts in [from_block, to_block]; with `raw`,
+        as the node sent them (ERC-20 Transfers only), for the caller to parse those it keeps
+        (parse_transfer; recipient_of tells whom each one pays)."""
+        tokens = [asset.token_address for asset in self.network.assets]
+        if not tokens:
+            return []  # no address filter would mean every contract's logs
         topics: list = [TRANSFER_TOPIC]
         if to_address:
             topics += [None, "0x" + "0" * 24 + to_address.lower().removeprefix("0x")]
         params = {
-            "fromBlock": from_block,
-            "toBlock": to_block,
-            "address": [asset.token_address for asset in self.network.assets],
+            "fromBlock": hex(from_block),
+            "toBlock": hex(to_block),
+            "address": tokens,
             "topics": topics,
         }
-        logs = self._call(self.w3.eth.get_logs, params)
-        return [self._parse(log) for log in logs if len(log["topics"]) == 3]
+        logs = self.call("eth_getLogs", [params]) or []
+        if raw:
+            return [log for log in logs if is_transfer(log)]
+        return [parsed for log in logs if (parsed := parse_transfer(log)) is not None]
 
     def receipt_logs(self, tx_hash: str) -> list[TransferLog]:
         """Transfer logs of the network's tokens in one transaction (for a declared hash)."""
-        receipt = self._call(self.w3.eth.get_transaction_receipt, tx_hash)
+        receipt = self.call("eth_getTransactionReceipt", [tx_hash])
+        if receipt is None:
+            raise RpcError(f"transaction {tx_hash} is not known to the node (yet)")
         tokens = {asset.token_address.lower() for asset in self.network.assets}
         return [
-            self._parse(log)
-            for log in receipt["logs"]
-            if str(log["address"]).lower() in tokens
-            and len(log["topics"]) == 3
-            and _hex(log["topics"][0]).lower() == TRANSFER_TOPIC
+            parsed
+            for log in receipt.get("logs") or []
+            if str(log.get("address", "")).lower() in tokens
+            and (parsed := parse_transfer(log)) is not None
         ]
 
-    @staticmethod
-    def _parse(log) -> TransferLog:
-        data = _hex(log["data"])
-        return TransferLog(
-            tx_hash=_hex(log["transactionHash"]).lower(),
-            log_index=int(log["logIndex"]),
-            block_number=int(log["blockNumber"]),
-            block_hash=_hex(log["blockHash"]).lower(),
-            token_address=str(log["address"]).lower(),
-            from_address=_topic_address(log["topics"][1]),
-            to_address=_topic_address(log["topics"][2]),
-            amount_units=int(data, 16) if data not in ("0x", "") else 0,
-            block_timestamp=int(log["blockTimestamp"], 16)
-            if isinstance(log.get("blockTimestamp"), str)
-            else log.get("blockTimestamp"),
-        )
+
+def is_transfer(log: dict) -> bool:
+    """An ERC-20 Transfer log (an ERC-721 Transfer has its token id as a fourth topic; a
+    removed log no longer counts)."""
+    topics = log.get("topics") or []
+    return len(topics) == 3 and topics[0].lower() == TRANSFER_TOPIC and not log.get("removed")
+
+
+def recipient_of(log: dict) -> str:
+    """The lower-case address a raw Transfer log pays."""
+    return _topic_address(log["topics"][2])
+
+
+def parse_transfer(log: dict) -> TransferLog | None:
+    """An ERC-20 Transfer log as the node sent it (hex strings), or None for any other log."""
+    if not is_transfer(log):
+        return None
+    topics = log["topics"]
+    data = log.get("data") or "0x"
+    timestamp = log.get("blockTimestamp")
+    return TransferLog(
+        tx_hash=log["transactionHash"].lower(),
+        log_index=_quantity(log["logIndex"]),
+        block_number=_quantity(log["blockNumber"]),
+        block_hash=log["blockHash"].lower(),
+        token_address=log["address"].lower(),
+        from_address=_topic_address(topics[1]),
+        to_address=_topic_address(topics[2]),
+        amount_units=int(data, 16) if data not in ("0x", "") else 0,
+        block_timestamp=_quantity(timestamp) if timestamp is not None else None,
+    )

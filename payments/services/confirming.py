@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
-from ..bulk import update_rows
+from ..bulk import create_rows, update_rows
 from ..chain.rpc import ChainClient
 from ..locks import lock_payments_with_siblings, lock_transfers
 from ..models import ChainTransfer, PaymentEvent, PaymentEventKind, TransferStatus
@@ -20,10 +20,17 @@ BATCH = 500  # transfers settled per transaction
 
 
 def confirm_transfers(
-    *, network_key: str, client: ChainClient | None = None, head: int | None = None
+    *,
+    network_key: str,
+    client: ChainClient | None = None,
+    head: int | None = None,
+    known_hashes: dict[int, str] | None = None,
 ) -> tuple[int, int]:
     """Confirm the network's seen transfers that have N confirmations and an unchanged block
-    hash; drop those whose block hash changed. Returns (confirmed, reorged)."""
+    hash; drop those whose block hash changed. Returns (confirmed, reorged).
+
+    `known_hashes`: block hashes the caller read from the chain just now (a scan's logs, checked
+    against its last block after the read); the other blocks are fetched here."""
     network = get_network(network_key)
     client = client or ChainClient(network)
     head = head if head is not None else client.head()
@@ -33,7 +40,11 @@ def confirm_transfers(
         )
     )
     numbers = {number for _, number, _ in pending if number <= head}
-    hashes = {number: info[0] for number, info in client.blocks(numbers).items()}
+    known = known_hashes or {}
+    hashes = {number: known[number] for number in numbers if number in known}
+    unknown = numbers - hashes.keys()
+    if unknown:
+        hashes |= {number: info[0] for number, info in client.blocks(unknown).items()}
     decided: dict[int, tuple[str, str]] = {}  # transfer id -> (new status, stored hash)
     for transfer_id, number, stored_hash in pending:
         current = hashes.get(number)
@@ -82,7 +93,7 @@ def _apply(decided: dict[int, tuple[str, str]]) -> tuple[int, int]:
                 )
             changed.append(transfer)
         update_rows(changed, ["status", "confirmed_at"])
-        PaymentEvent.objects.bulk_create(events)
+        create_rows(events)
         settle(payments, touched={t.payment_id for t in changed if t.payment_id})
     confirmed = sum(1 for t in changed if t.status == TransferStatus.CONFIRMED)
     return confirmed, len(changed) - confirmed
@@ -108,18 +119,20 @@ def transfers_reversed(*, transfer_ids: Iterable[int]) -> int:
         for transfer in transfers:
             transfer.status = TransferStatus.REVERSED
         update_rows(transfers, ["status"])
-        PaymentEvent.objects.bulk_create(
-            PaymentEvent(
-                payment_id=t.payment_id,
-                kind=PaymentEventKind.REVERSED_TRANSFER,
-                data={
-                    "tx_hash": t.tx_hash,
-                    "block": t.block_number,
-                    "units": str(t.amount_units),
-                },
-            )
-            for t in transfers
-            if t.payment_id
+        create_rows(
+            [
+                PaymentEvent(
+                    payment_id=t.payment_id,
+                    kind=PaymentEventKind.REVERSED_TRANSFER,
+                    data={
+                        "tx_hash": t.tx_hash,
+                        "block": t.block_number,
+                        "units": str(t.amount_units),
+                    },
+                )
+                for t in transfers
+                if t.payment_id
+            ]
         )
         touched = {t.payment_id for t in transfers if t.payment_id}
         settle(payments, touched=touched, reversed_ids=touched)

@@ -7,13 +7,17 @@ caller holds the payments' row locks (payments.locks). Batches write in a fixed 
 queries, so 500 confirmations arriving at once cost what one does, give or take the rows.
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from ..bulk import update_rows
+from rental.models import Order
+
+from ..bulk import create_rows, update_rows
 from ..exceptions import PaymentError
 from ..models import (
     PAYMENT_TRANSITIONS,
@@ -22,6 +26,8 @@ from ..models import (
     PaymentEventKind,
     PaymentStatus,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class InvalidPaymentTransition(PaymentError):
@@ -115,12 +121,38 @@ def status_write(changes: Sequence[StatusChange], *, rows_written: bool = False)
     if not rows_written:
         latest = {change.payment.pk: change.payment for change in changes}
         update_rows(list(latest.values()), STATUS_FIELDS)
-    events = PaymentEvent.objects.bulk_create([change.event for change in changes])
+    events = create_rows([change.event for change in changes])
+    transaction.on_commit(lambda: _log(events))
     from .. import tasks
 
     notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
     if notified:
         tasks.payment_event_emails.delay_on_commit(notified)
+
+
+def _log(events: Sequence[PaymentEvent]) -> None:
+    """One log line per committed status change, with the payment's and the order's references."""
+    for event in events:
+        payment = event.payment
+        order = Order(pk=payment.order_id).reference if payment.order_id else ""
+        logger.info(
+            "payment %s %s -> %s%s: %s",
+            payment.reference,
+            event.from_status,
+            event.to_status,
+            f" (order {order})" if order else "",
+            event.reason or "-",
+            extra={
+                "event": "payment_status",
+                "payment": payment.reference,
+                "order": order,
+                "from_status": event.from_status,
+                "to_status": event.to_status,
+                "review_reason": event.data.get("review", ""),
+                "actor_id": event.actor_id,
+                "reason": event.reason,
+            },
+        )
 
 
 # The customer is emailed when their payment reaches one of these. (A payment closes because

@@ -32,7 +32,7 @@ from django.utils import timezone
 from rental import services as rental_services
 from rental.models import Order
 
-from ..bulk import update_rows
+from ..bulk import create_rows, update_rows
 from ..locks import lock_accounts
 from ..models import (
     LIVE_STATUSES,
@@ -112,7 +112,7 @@ class Book:
         # Status changes after the money: a status event describes money already posted.
         status_write(self.changes, rows_written=True)
         if self.events:
-            created = PaymentEvent.objects.bulk_create(self.events)
+            created = create_rows(self.events)
             _email_credits(created)
         self.postings, self.changes, self.events, self.dirty = [], [], [], {}
         self.receipted = []
@@ -170,9 +170,10 @@ class Count:
     receipts: dict[int, int]  # receipt postings each payment already has (keys stay unique)
 
 
-def recount(payments: Iterable[CryptoPayment]) -> Count:
+def recount(payments: Iterable[CryptoPayment], *, fresh: bool = True) -> Count:
     """Refresh seen and confirmed units from the transfers (one grouped query) and find, per
-    payment, its confirmed transfers not yet in the ledger (a second query)."""
+    payment, its confirmed transfers not yet in the ledger (a second query, left out without
+    `fresh`: the scan's seen transfers move no money)."""
     payments = {p.pk: p for p in payments}
     totals: dict[int, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     late = set()
@@ -188,22 +189,24 @@ def recount(payments: Iterable[CryptoPayment]) -> Count:
     for payment_id, payment in payments.items():
         payment.seen_units = totals[payment_id].get(TransferStatus.SEEN, 0)
         payment.received_units = totals[payment_id].get(TransferStatus.CONFIRMED, 0)
-    fresh: dict[int, list[ChainTransfer]] = defaultdict(list)
+    if not fresh:
+        return Count(fresh={}, late=late, receipts={})
+    found: dict[int, list[ChainTransfer]] = defaultdict(list)
     for transfer in ChainTransfer.objects.filter(
         payment_id__in=list(payments), status=TransferStatus.CONFIRMED, receipted=False
     ).order_by("pk"):
-        fresh[transfer.payment_id].append(transfer)
+        found[transfer.payment_id].append(transfer)
     receipts = {}
-    if fresh:
+    if found:
         receipts = dict(
             LedgerTransaction.objects.filter(
-                payment_id__in=list(fresh), kind=TransactionKind.CRYPTO_RECEIPT
+                payment_id__in=list(found), kind=TransactionKind.CRYPTO_RECEIPT
             )
             .values_list("payment_id")
             .annotate(n=models.Count("pk"))
             .order_by()
         )
-    return Count(fresh=fresh, late=late, receipts=receipts)
+    return Count(fresh=found, late=late, receipts=receipts)
 
 
 def _post_receipts(
@@ -426,7 +429,7 @@ def settle_seen(payments: dict[int, CryptoPayment], *, touched: Iterable[int]) -
     if not touched:
         return
     book = Book(accounts=None)
-    recount(touched)
+    recount(touched, fresh=False)
     for payment in touched:
         book.dirty[payment.pk] = payment
         arrived = payment.seen_units or payment.received_units
