@@ -4,6 +4,9 @@ The lock order, written once: a transaction takes what it needs in this order, n
 reverse, and several rows of one kind in primary-key order — so two transactions never wait on
 each other in a circle.
 
+    0. an order's payment mutex (a transaction-scoped advisory lock per order), taken first by
+       the services that open, pay or cancel for one order: they run one at a time per order,
+       so the payments they lock are all the order's payments while they hold the order
     1. the network's chain cursor (a scan's own short transaction)
     2. crypto payments, by primary key
     3. chain transfers, by primary key
@@ -17,6 +20,7 @@ Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not
 
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from .models import (
@@ -59,6 +63,23 @@ def lock_customer_payment(*, payment_id: int, customer) -> CryptoPayment:
     if payment is None:
         raise CryptoPayment.DoesNotExist()
     return payment
+
+
+# The advisory-lock key space of the per-order payment mutex (bigint keys: namespace + order id).
+_ORDER_MUTEX_NAMESPACE = 0x6770_7500 << 32
+
+
+def lock_order_for_payment_changes(*, order_id: int) -> None:
+    """Step 0: wait until no other transaction opens, pays or cancels for this order.
+
+    Without it, a payment opened while another request waited on the order's row was not among
+    the payments that request had locked: it had to lock them after the order (the reverse
+    order: 8 parallel "pay with tUSDC" clicks deadlocked), or missed them (a balance payment
+    left the new crypto payment open). SQLite runs one writer at a time: nothing to take.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ORDER_MUTEX_NAMESPACE + order_id])
 
 
 def lock_order_payments(*, order_id: int, statuses=LIVE_STATUSES) -> list[CryptoPayment]:

@@ -9,7 +9,7 @@ from rental import services as rental_services
 from rental.models import Order, OrderStatus
 
 from ..exceptions import InsufficientBalance, OrderNotPayable
-from ..locks import lock_order_payments
+from ..locks import lock_order_for_payment_changes, lock_order_payments
 from ..models import LedgerAccount, LedgerAccountKind, LedgerTransaction, TransactionKind
 from .ledger import customer_account, ledger_post, system_account
 from .settling import close, open_book
@@ -29,6 +29,7 @@ def balance_pay_order(*, order_id: int, customer: User) -> Order:
     order has moved on otherwise (cancelled...).
     """
     with transaction.atomic():
+        lock_order_for_payment_changes(order_id=order_id)
         live = lock_order_payments(order_id=order_id)
         order = Order.objects.filter(pk=order_id, customer=customer).first()
         if order is None or any(payment.customer_id != customer.pk for payment in live):

@@ -20,6 +20,7 @@ from ..exceptions import OrderNotPayable, PaymentError, PaymentNotDeclarable
 from ..locks import (
     lock_address_counter,
     lock_customer_payment,
+    lock_order_for_payment_changes,
     lock_order_payments,
     lock_payments,
 )
@@ -130,7 +131,9 @@ def payment_create_for_order(
     network, asset = _asset_on(network_key, asset_symbol)
     head = _head_block(network)
     with transaction.atomic():
-        # Lock order (payments.locks): the order's live payments, then rental's order.
+        # Lock order (payments.locks): the order's mutex, its live payments, rental's order.
+        # A double submission queues on the mutex; the payment it opened is found here.
+        lock_order_for_payment_changes(order_id=order_id)
         live = lock_order_payments(order_id=order_id)
         if any(payment.customer_id != customer.pk for payment in live):
             raise Order.DoesNotExist()
@@ -138,8 +141,6 @@ def payment_create_for_order(
             order = rental_services.order_hold_for_payment(order_id=order_id, customer=customer)
         except OrderNotAwaitingPayment:
             raise OrderNotPayable() from None
-        # A double submission queues on the order lock; the payment it opened is found here.
-        live = lock_order_payments(order_id=order_id)
         for payment in live:
             if payment.network == network.key and payment.asset == asset.symbol:
                 return payment

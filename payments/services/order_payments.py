@@ -16,7 +16,7 @@ from rental import services as rental_services
 from rental.models import Order
 
 from ..exceptions import PaymentError
-from ..locks import lock_order_payments
+from ..locks import lock_order_for_payment_changes, lock_order_payments
 from ..models import LIVE_STATUSES, CryptoPayment
 from ..networks import units_to_usd
 from .settling import close, open_book
@@ -59,6 +59,7 @@ def order_cancel(*, order_id: int, customer: User, money_confirmed: bool = False
     for another customer's order and OrderNotCancellable once it has moved on.
     """
     with transaction.atomic():
+        lock_order_for_payment_changes(order_id=order_id)
         live = lock_order_payments(order_id=order_id)
         if any(payment.customer_id != customer.pk for payment in live):
             raise Order.DoesNotExist()

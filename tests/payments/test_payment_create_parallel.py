@@ -102,3 +102,101 @@ def test_choosing_another_stablecoin_while_the_payment_expires_never_deadlocks(
             assert (expired, first.status, order.status) == (0, "closed", "awaiting_payment")
         outcomes.append(type(created).__name__)
     assert len(outcomes) == 12
+
+
+WAITING_FOR_A_LOCK = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+"""
+
+
+def test_a_balance_payment_waiting_behind_a_crypto_payment_being_opened_closes_it(
+    local_network, customer, catalogue, place_order, finance_user
+):
+    """Opening a crypto payment and paying from the balance, for one order, at once: the
+    balance payment sees the crypto payment opened while it waited, and closes it.
+
+    A third connection holds the order's row, so that both requests are seen waiting before
+    either goes on; before the order's payment mutex, the balance payment had locked the
+    order's (no) payments before it queued on the order, then paid it and left the crypto
+    payment it never saw open on a paid order."""
+    import threading
+    import time
+
+    import psycopg
+    from django.db import connection
+
+    from payments.models import LedgerTransaction, PaymentStatus, TransactionKind
+    from payments.services.balance import balance_adjust, balance_pay_order
+    from rental.models import Order, OrderStatus
+
+    order = place_order(customer, catalogue["h100"])
+    balance_adjust(
+        customer=customer,
+        amount=order.total_usd,
+        credit=True,
+        reason="test credit",
+        actor=finance_user,
+        request_key="credit-1",
+    )
+    db = connection.settings_dict
+    holder = psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], host=db["HOST"], port=db["PORT"] or 5432
+    )
+    holder.execute("SELECT 1 FROM rental_order WHERE id = %s FOR UPDATE", [order.pk])
+
+    def waiting() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(WAITING_FOR_A_LOCK)
+            return cursor.fetchone()[0]
+
+    def wait_for(count: int) -> None:
+        deadline = time.monotonic() + 20
+        while waiting() < count:
+            assert time.monotonic() < deadline, f"{count} requests never waited for a lock"
+            time.sleep(0.05)
+
+    outcomes: dict[str, object] = {}
+
+    def run(name, work):
+        try:
+            outcomes[name] = work()
+        except Exception as exc:  # noqa: BLE001 - inspected below
+            outcomes[name] = exc
+        finally:
+            connection.close()
+
+    opening = threading.Thread(
+        target=run,
+        args=(
+            "crypto",
+            lambda: payment_create_for_order(
+                order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+            ),
+        ),
+    )
+    paying = threading.Thread(
+        target=run,
+        args=("balance", lambda: balance_pay_order(order_id=order.pk, customer=customer)),
+    )
+    try:
+        opening.start()
+        wait_for(1)
+        paying.start()
+        wait_for(2)  # the race happens: both requests wait, in this order
+    finally:
+        holder.commit()
+        holder.close()
+    opening.join(30)
+    paying.join(30)
+
+    assert not isinstance(outcomes["crypto"], Exception), outcomes["crypto"]
+    assert not isinstance(outcomes["balance"], Exception), outcomes["balance"]
+    # Paid once, from the balance (the eager task has gone on to allocate the cards).
+    assert Order.objects.get(pk=order.pk).status in (OrderStatus.PAID, OrderStatus.PROVISIONING)
+    assert (
+        LedgerTransaction.objects.filter(order=order, kind=TransactionKind.ORDER_PAYMENT).count()
+        == 1
+    )
+    payment = CryptoPayment.objects.get(order=order)
+    assert payment.status == PaymentStatus.CLOSED
