@@ -32,7 +32,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db import models, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import Count, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Cast, Coalesce, Mod, Power
 from django.utils.translation import gettext_lazy as _
 
@@ -184,6 +184,16 @@ def _discrepancy(check: Check, detail: str, rows: list[dict]) -> dict:
     return {"check": check.value, "detail": detail, "rows": rows}
 
 
+# Amounts are whole cents. PostgreSQL sums them exactly; SQLite (the embedded default) sums
+# them as floating point, so 41158.08 could come back as 41158.0800000001 and differ from the
+# cached balance (seen in `make soak`). A sum counts as non-zero from half a cent.
+HALF_CENT = Decimal("0.005")
+
+
+def _nonzero(name: str) -> Q:
+    return Q(**{f"{name}__gte": HALF_CENT}) | Q(**{f"{name}__lte": -HALF_CENT})
+
+
 def _sum(expression, **extra) -> Coalesce:
     return Coalesce(
         Sum(expression, **extra), Value(ZERO), output_field=models.DecimalField(**AMOUNT)
@@ -217,7 +227,7 @@ def _unbalanced_transactions(period: Period) -> list[dict]:
     rows = (
         LedgerTransaction.objects.filter(period.lookup("created_at"))
         .annotate(total=_sum("entries__amount"), entry_count=Count("entries"))
-        .filter(~Q(total=0) | Q(entry_count__lt=2))
+        .filter(_nonzero("total") | Q(entry_count__lt=2))
         .order_by("pk")
         .values_list("pk", "kind", "total", "entry_count")
     )
@@ -245,10 +255,16 @@ def _account_balance_mismatches() -> list[dict]:
     """Every account's cached balance against the sum of its entries (all time); a customer's
     balance is never negative. One grouped query over all accounts."""
     rows = (
-        LedgerAccount.objects.annotate(computed=_sum("entries__amount"))
+        LedgerAccount.objects.annotate(
+            computed=_sum("entries__amount"),
+            difference=ExpressionWrapper(F("balance") - F("computed"), output_field=_decimal()),
+        )
         .filter(
-            ~Q(balance=F("computed"))
-            | (Q(kind=LedgerAccountKind.CUSTOMER_BALANCE) & (Q(balance__lt=0) | Q(computed__lt=0)))
+            _nonzero("difference")
+            | (
+                Q(kind=LedgerAccountKind.CUSTOMER_BALANCE)
+                & (Q(balance__lt=0) | Q(computed__lte=-HALF_CENT))
+            )
         )
         .order_by("pk")
         .values_list("pk", "kind", "customer__email", "asset", "network", "balance", "computed")
@@ -491,6 +507,7 @@ def _unallocated_against_payments() -> list[dict]:
     for in_ledger, on_payments in ledger_side.union(payments_side, all=True):
         ledger += in_ledger or 0
         held += on_payments or 0
+    ledger, held = usd(ledger), usd(held)
     if ledger == held:
         return []
     return [

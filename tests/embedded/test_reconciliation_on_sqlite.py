@@ -1,0 +1,51 @@
+"""Reconciliation on the embedded default's SQLite database: SQLite sums amounts as floating
+point, which made a balance of 41158.08 USD differ from "the sum of its entries, 41158.08 USD"
+after a 30-minute `make soak`."""
+
+import subprocess
+import sys
+
+from .stack import ROOT, embedded_env
+
+SCRIPT = r"""
+import django
+django.setup()
+from decimal import Decimal
+from django.core.management import call_command
+from django.utils import timezone
+from payments.services.reconciliation import reconciliation_run
+
+call_command("migrate", verbosity=0)
+# Settlement posts in batches: the cached balance moves once per batch by the batch's exact
+# total (a float addition on SQLite), while SUM adds the entries one by one: the two float
+# results part by a hair after enough postings of cents.
+from django.db import transaction
+from payments.models import LedgerAccountKind, TransactionKind
+from accounts.models import User
+from payments.services.ledger import Posting, customer_account, ledger_post_many, system_account
+customer = User.objects.create_user(
+    email="ada@example.com", password="x" * 20, first_name="Ada", last_name="Lovelace"
+)
+balance = customer_account(customer)
+revenue = system_account(LedgerAccountKind.REVENUE)
+amounts = [Decimal(a) for a in ("1915.20", "446.88", "0.07", "89.99", "0.31")]
+for batch in range(60):
+    with transaction.atomic():
+        ledger_post_many([
+            Posting(kind=TransactionKind.ADJUSTMENT, lines=[(revenue, -a), (balance, a)],
+                    memo="test", idempotency_key=f"k{batch}-{n}")
+            for n, a in enumerate(amounts * 4)
+        ])
+today = timezone.now().date()
+run = reconciliation_run(period_start=today, period_end=today)
+print("OK" if run.ok else run.discrepancies)
+"""
+
+
+def test_reconciliation_on_sqlite_finds_no_rounding_discrepancy(tmp_path):
+    env = embedded_env(tmp_path / "var")
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().splitlines()[-1] == "OK", result.stdout[-3000:]
