@@ -10,13 +10,22 @@ OPERATORS = "operators"
 STAFF_GROUPS = (OPERATORS, FINANCE)
 
 
+def remember_staff_roles(user, groups) -> None:
+    """Record which of STAFF_GROUPS `user` belongs to, read along with the user itself
+    (`accounts.auth_backends`), so `has_role` needs no query for them."""
+    user._staff_group_names = frozenset(groups)
+
+
 def has_role(user, group: str) -> bool:
-    """Active members of `group`, and superusers. The user's group names are read once per
-    user object, so the navigation and a view's guard share one query."""
+    """Active members of `group`, and superusers. The staff groups come with the logged-in
+    user (`accounts.auth_backends`); otherwise the user's group names are read once per user
+    object, so the navigation and a view's guard share one query."""
     if not user.is_authenticated or not user.is_active:
         return False
     if user.is_superuser:
         return True
+    if group in STAFF_GROUPS and hasattr(user, "_staff_group_names"):
+        return group in user._staff_group_names
     if not hasattr(user, "_group_names"):
         user._group_names = frozenset(user.groups.values_list("name", flat=True))
     return group in user._group_names

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 
 from django.db import models
-from django.db.models import DecimalField, OuterRef, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import DecimalField
+from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from ..models import (
     LIVE_STATUSES,
     LedgerAccountKind,
-    LedgerEntry,
     PaymentStatus,
     ReviewReason,
     TransactionKind,
@@ -166,29 +165,29 @@ def payment_state(*, status: str, due, received, seen, expires_at, now) -> str:
     return PaymentState.AWAITING
 
 
-def _ledger_sum(account_kind: str, kinds, outer: str = "pk"):
+def _ledger_sum(account_kind: str, kinds) -> RawSQL:
     """The sum of a payment's ledger entries on accounts of `account_kind`, in transactions
-    of `kinds` (a correlated subquery: no query of its own)."""
-    entries = (
-        LedgerEntry.objects.filter(
-            transaction__payment=OuterRef(outer),
-            transaction__kind__in=kinds,
-            account__kind=account_kind,
-        )
-        .order_by()
-        .values("transaction__payment")
-        .annotate(total=Sum("amount"))
-        .values("total")[:1]
+    of `kinds`, as a column of a query on CryptoPayment (a correlated subquery: no query of
+    its own). Plain SQL: composed with the ORM, the three of a page cost it milliseconds to
+    compile."""
+    placeholders = ", ".join(["%s"] * len(kinds))
+    # Only constants and placeholders in the SQL; the values are parameters.
+    sql = (
+        "SELECT COALESCE(SUM(entry.amount), 0.00) FROM payments_ledgerentry entry"  # noqa: S608
+        " INNER JOIN payments_ledgertransaction tx ON tx.id = entry.transaction_id"
+        " INNER JOIN payments_ledgeraccount account ON account.id = entry.account_id"
+        ' WHERE tx.payment_id = "payments_cryptopayment"."id" AND account.kind = %s'
+        f" AND tx.kind IN ({placeholders})"
     )
-    return Coalesce(Subquery(entries), Value(ZERO_USD), output_field=USD_FIELD)
+    return RawSQL(sql, (account_kind, *kinds), output_field=USD_FIELD)  # noqa: S611
 
 
-def _money_annotations(outer: str = "pk") -> dict:
+def _money_annotations() -> dict:
     """Where the ledger put each payment's money: the customer's balance, an order, a refund."""
     return {
-        "credited_usd": _ledger_sum(LedgerAccountKind.CUSTOMER_BALANCE, CREDIT_KINDS, outer),
-        "paid_usd": _ledger_sum(LedgerAccountKind.REVENUE, (TransactionKind.ORDER_PAYMENT,), outer),
-        "refunded_usd": _ledger_sum(LedgerAccountKind.REFUNDS, (TransactionKind.REFUND,), outer),
+        "credited_usd": _ledger_sum(LedgerAccountKind.CUSTOMER_BALANCE, CREDIT_KINDS),
+        "paid_usd": _ledger_sum(LedgerAccountKind.REVENUE, (TransactionKind.ORDER_PAYMENT,)),
+        "refunded_usd": _ledger_sum(LedgerAccountKind.REFUNDS, (TransactionKind.REFUND,)),
     }
 
 

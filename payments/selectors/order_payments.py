@@ -3,10 +3,10 @@
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import FilteredRelation, OuterRef, Q, Subquery
+from django.db import connection
+from django.db.models import Value
 from django.utils import timezone
 
-from accounts.models import User
 from rental.models import Order, OrderStatus
 
 from ..models import (
@@ -15,14 +15,16 @@ from ..models import (
     LedgerAccount,
     LedgerAccountKind,
     PaymentStatus,
+    TransactionKind,
 )
 from ..networks import (
     units_to_usd,
 )
 from .crypto import (
+    CREDIT_KINDS,
+    USD_FIELD,
     ZERO_USD,
     PaymentState,
-    _money_annotations,
     network_name,
     payment_state,
     still_due_units,
@@ -133,8 +135,42 @@ class OrderPayments:
         )
 
 
-_ROW_FIELDS = (
-    "pk",
+# The customer's balance and every payment of the order with where the ledger put its money, in
+# one statement. Written out rather than composed with the ORM: that shape (the ledger summed
+# under each payment) cost the order page 4 ms to compile, more than everything else it reads.
+# Plain SQL that PostgreSQL and SQLite (the embedded default) both run; the values go through
+# the backend's converters as the ORM's would (_COLUMNS).
+_ORDER_PAYMENTS_SQL = """
+SELECT
+    (SELECT account.balance FROM payments_ledgeraccount account
+      WHERE account.customer_id = %(customer)s AND account.kind = %(balance_kind)s
+      LIMIT 1),
+    payment.id, payment.asset, payment.network, payment.decimals, payment.status,
+    payment.amount_due_units, payment.received_units, payment.seen_units, payment.expires_at,
+    COALESCE(money.credited_usd, 0.00), COALESCE(money.refunded_usd, 0.00)
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN payments_cryptopayment payment
+    ON payment.order_id = %(order)s AND payment.customer_id = %(customer)s
+LEFT JOIN (
+    SELECT
+        tx.payment_id AS payment_id,
+        SUM(CASE WHEN account.kind = %(balance_kind)s
+                  AND tx.kind IN (%(credit_kinds)s)
+            THEN entry.amount ELSE 0.00 END) AS credited_usd,
+        SUM(CASE WHEN account.kind = %(refunds_kind)s AND tx.kind = %(refund_kind)s
+            THEN entry.amount ELSE 0.00 END) AS refunded_usd
+    FROM payments_ledgertransaction tx
+    INNER JOIN payments_ledgerentry entry ON entry.transaction_id = tx.id
+    INNER JOIN payments_ledgeraccount account ON account.id = entry.account_id
+    WHERE tx.payment_id IN (SELECT id FROM payments_cryptopayment WHERE order_id = %(order)s)
+    GROUP BY tx.payment_id
+) AS money ON money.payment_id = payment.id
+ORDER BY payment.created_at DESC, payment.id DESC
+""".replace(
+    "%(credit_kinds)s", ", ".join(f"%(credit_{number})s" for number in range(len(CREDIT_KINDS)))
+)
+_PAYMENT_COLUMNS = (
+    "id",
     "asset",
     "network",
     "decimals",
@@ -144,59 +180,82 @@ _ROW_FIELDS = (
     "seen_units",
     "expires_at",
 )
+_COLUMNS = (
+    ("balance", LedgerAccount._meta.get_field("balance")),
+    *((name, CryptoPayment._meta.get_field(name)) for name in _PAYMENT_COLUMNS),
+    ("credited_usd", USD_FIELD),
+    ("refunded_usd", USD_FIELD),
+)
+
+
+def _converters() -> list[tuple]:
+    """Per column of _ORDER_PAYMENTS_SQL, what the compiler would apply to it."""
+    converters = []
+    for _name, field in _COLUMNS:
+        expression = Value(None, output_field=field)
+        functions = connection.ops.get_db_converters(expression)
+        functions += expression.get_db_converters(connection)
+        converters.append((expression, functions))
+    return converters
+
+
+def _order_payment_rows(order: Order) -> list[dict]:
+    params = {
+        "customer": order.customer_id,
+        "order": order.pk,
+        "balance_kind": LedgerAccountKind.CUSTOMER_BALANCE,
+        **{f"credit_{number}": kind for number, kind in enumerate(CREDIT_KINDS)},
+        "refunds_kind": LedgerAccountKind.REFUNDS,
+        "refund_kind": TransactionKind.REFUND,
+    }
+    converters = _converters()
+    with connection.cursor() as cursor:
+        cursor.execute(_ORDER_PAYMENTS_SQL, params)
+        rows = cursor.fetchall()
+    converted = []
+    for row in rows:
+        values = {}
+        for (name, _field), value, (expression, functions) in zip(
+            _COLUMNS, row, converters, strict=True
+        ):
+            for function in functions:
+                value = function(value, expression, connection)
+            values[name] = value
+        converted.append(values)
+    return converted
 
 
 def order_payments_view(*, order: Order, now=None) -> OrderPayments:
-    """The customer's balance and every payment of the order with its money, in one query:
-    the customer's row, joined to the order's payments (none: one row of NULLs)."""
+    """The customer's balance and every payment of the order with its money, in one query
+    (no payment: one row of NULLs beside the balance)."""
     now = now or timezone.now()
-    balance = LedgerAccount.objects.filter(
-        kind=LedgerAccountKind.CUSTOMER_BALANCE, customer=OuterRef("pk")
-    ).values("balance")[:1]
-    money = _money_annotations(outer="order_payment__pk")
-    rows = (
-        User.objects.filter(pk=order.customer_id)
-        .annotate(
-            order_payment=FilteredRelation(
-                "crypto_payments", condition=Q(crypto_payments__order=order)
-            ),
-            balance=Subquery(balance),
-        )
-        .annotate(**{f"money_{name}": value for name, value in money.items()})
-        .values(
-            "balance",
-            *(f"order_payment__{name}" for name in _ROW_FIELDS),
-            *(f"money_{name}" for name in money),
-        )
-        .order_by("-order_payment__created_at", "-order_payment__pk")
-    )
+    rows = _order_payment_rows(order)
     balance_usd, payments = ZERO_USD, []
     for row in rows:
         if row["balance"] is not None:
             balance_usd = row["balance"]
-        values = {name: row[f"order_payment__{name}"] for name in _ROW_FIELDS}
-        if values["pk"] is None:
+        if row["id"] is None:
             continue
         amounts = {
-            "status": values["status"],
-            "due": values["amount_due_units"],
-            "received": values["received_units"],
-            "seen": values["seen_units"],
+            "status": row["status"],
+            "due": row["amount_due_units"],
+            "received": row["received_units"],
+            "seen": row["seen_units"],
         }
         payments.append(
             OrderPaymentRow(
-                pk=values["pk"],
-                asset=values["asset"],
-                network_name=network_name(values["network"]),
-                decimals=values["decimals"],
-                status=values["status"],
-                state=payment_state(**amounts, expires_at=values["expires_at"], now=now),
-                received_units=int(values["received_units"]),
-                confirming_units=int(values["seen_units"]),
+                pk=row["id"],
+                asset=row["asset"],
+                network_name=network_name(row["network"]),
+                decimals=row["decimals"],
+                status=row["status"],
+                state=payment_state(**amounts, expires_at=row["expires_at"], now=now),
+                received_units=int(row["received_units"]),
+                confirming_units=int(row["seen_units"]),
                 amount_still_due_units=still_due_units(**amounts),
-                credited_usd=row["money_credited_usd"],
-                refunded_usd=row["money_refunded_usd"],
-                live=values["status"] in LIVE_STATUSES,
+                credited_usd=row["credited_usd"],
+                refunded_usd=row["refunded_usd"],
+                live=row["status"] in LIVE_STATUSES,
             )
         )
     return OrderPayments(order=order, balance=balance_usd, payments=payments)

@@ -31,16 +31,17 @@ def orders_of(place_order, catalogue, settings):
 
 PAGES = {
     # page: (url builder, expected queries)
-    # Session, user, staff groups, GPU models, prices; free cards per host, held lots.
-    "catalogue": (lambda order: reverse("rental:catalogue"), 7),
+    # The session comes from the cache (Redis) and the staff groups with the user (one
+    # query): user, GPU models, prices; free cards per host, held lots.
+    "catalogue": (lambda order: reverse("rental:catalogue"), 5),
     "configurator summary": (
         lambda order: reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7",
         4,  # the htmx partial: models, prices, free cards per host, held lots; no session needed
     ),
-    # Session, user, staff groups (navigation), page count, orders.
-    "orders list": (lambda order: reverse("rental:order_list"), 5),
-    # Session, user, staff groups (navigation), order, timeline, balance for the payment step.
-    "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 6),
+    # User with their staff groups (navigation), page count, orders.
+    "orders list": (lambda order: reverse("rental:order_list"), 3),
+    # User with their staff groups (navigation), order, timeline, balance for the payment step.
+    "order page": (lambda order: reverse("rental:order_detail", kwargs={"order_id": order.pk}), 4),
 }
 
 

@@ -169,9 +169,9 @@ def test_the_queue_runs_a_fixed_number_of_queries(operator_client, top_up, trans
         add_rows()
     with CaptureQueriesContext(connection) as five:
         operator_client.get(QUEUE)
-    # Session, user, groups (the guard and the navigation share it), one query per list, the
-    # health banner (failing tasks and networks, one query).
-    assert len(one) == len(five) == 8
+    # The session comes from the cache (Redis): user with groups (the guard and the navigation
+    # share it), one query per list, the health banner (failing tasks and networks, one query).
+    assert len(one) == len(five) == 6
 
 
 # --------------------------------------------------------------------- payment detail

@@ -117,8 +117,9 @@ def test_another_customers_order_is_not_found(other_client, order, local_network
 def test_the_order_page_runs_the_same_queries_with_a_live_payment(customer_client, order, payment):
     with CaptureQueriesContext(connection) as queries:
         assert customer_client.get(order_url(order)).status_code == 200
-    # Session, user, staff groups, order, timeline, and one for balance + live payment.
-    assert len(queries) == 6
+    # The session comes from the cache (Redis): user with staff groups, order, timeline, and
+    # one for balance + live payment.
+    assert len(queries) == 4
 
 
 # ------------------------------------------------------ the order's payments and what arrived
@@ -273,8 +274,9 @@ def test_the_order_page_runs_as_many_queries_for_1_and_50_payments(
     with CaptureQueriesContext(connection) as fifty:
         html = customer_client.get(order_url(order)).content.decode()
     assert html.count("data-payment=") == 50
-    # Session, user, staff groups, order, timeline, and one for balance + the order's payments.
-    assert len(one) == len(fifty) == 6
+    # The session comes from the cache (Redis): user with staff groups, order, timeline, and
+    # one for balance + the order's payments.
+    assert len(one) == len(fifty) == 4
 
 
 def test_a_cancelled_order_page_runs_as_many_queries_for_1_and_50_payments(

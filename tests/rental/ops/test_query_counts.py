@@ -101,9 +101,10 @@ def test_the_provisioning_queue_runs_a_fixed_number_of_queries(operator_client, 
         "Active rentals (20)",
     ):
         assert heading in html
-    # Session, user, staff groups (guard and navigation), orders, their live cards; the
-    # health banner (failing tasks and networks, one query).
-    assert with_one == with_twenty == 6
+    # The session comes from the cache (Redis): user with their staff groups (guard and
+    # navigation), orders, their live cards; the health banner (failing tasks and networks,
+    # one query).
+    assert with_one == with_twenty == 4
 
 
 def test_the_hosts_page_runs_a_fixed_number_of_queries(operator_client, fill, catalogue):
@@ -119,8 +120,8 @@ def test_the_hosts_page_runs_a_fixed_number_of_queries(operator_client, fill, ca
             ssh_user="ubuntu",
         )
     fill(19)
-    # Session, user, staff groups, hosts with their models and rented cards; health banner.
-    assert with_one == count_queries(operator_client, url) == 5
+    # User with their staff groups, hosts with their models and rented cards; health banner.
+    assert with_one == count_queries(operator_client, url) == 3
 
 
 def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client, fill):
@@ -136,9 +137,9 @@ def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client,
     fill(19)
     for number in range(20):
         OrderStatusChange.objects.create(order=order, to_status=OrderStatus.ACTIVE)
-    # Session, user, groups; the host; the GPU models of the form; the orders holding its cards;
+    # User with groups; the host; the GPU models of the form; the orders holding its cards;
     # the health banner.
-    assert host_one == count_queries(operator_client, host_url) == 7
-    # Session, user, groups; the order with customer and preparer; timeline; cards per host;
+    assert host_one == count_queries(operator_client, host_url) == 5
+    # User with groups; the order with customer and preparer; timeline; cards per host;
     # the health banner.
-    assert order_one == count_queries(operator_client, order_url) == 7
+    assert order_one == count_queries(operator_client, order_url) == 5

@@ -1,0 +1,303 @@
+"""The customer pages under production settings against a bare Django view, over HTTP.
+
+Run with `make bench` (or `.venv/bin/python bench/http_pages.py`; not `http.py`: a script of
+that name in bench/ would shadow the standard library's `http` for every script there).
+
+On a throw-away PostgreSQL database (DATABASE_URL's name plus "_http_bench", dropped at the
+end) with the demo catalogue, a logged-in customer and an order awaiting a stablecoin payment,
+it starts the application with `config.settings.production` under `gunicorn -w 2` and, under
+the same gunicorn, a bare Django view (bench/bare/: one `SELECT 1` on the same database with
+the same connection settings, a one-line template). `wrk` (the distribution's package) drives
+each page at 16 connections with the customer's session cookie, in rounds that interleave each
+page with the bare view, and prints req/s, p50, p99 and the ratio to the bare view (median,
+min and max over rounds), then the resident memory of a web worker of each.
+
+`--db-modes` compares the ways of holding database connections instead (a new connection per
+request, persistent connections with health checks, and psycopg's pool where the psycopg-pool
+package is installed: it is not a dependency).
+
+Environment: BENCH_HTTP_ROUNDS (5), BENCH_HTTP_SECONDS (3 per run), BENCH_HTTP_CONNECTIONS
+(16). Nothing here asserts a time.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from http_load import (
+    CONNECTIONS,
+    ROOT,
+    WORKERS,
+    Page,
+    Series,
+    Server,
+    bench_database_name,
+    check_page,
+    database_url_for,
+    drop_database,
+    ensure_wrk,
+    fetch,
+    free_port,
+    print_table,
+    recreate_database,
+    start_gunicorn,
+    wrk,
+)
+
+PYTHON = sys.executable
+ROUNDS = int(os.environ.get("BENCH_HTTP_ROUNDS", "5"))
+SECONDS = int(os.environ.get("BENCH_HTTP_SECONDS", "3"))
+# The payment options need an enabled network: the local one, with a token address and an RPC
+# URL where nothing listens (the pages never call a node).
+BENCH_TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+
+
+def bench_xpub() -> str:
+    """An account xpub for the bench only (account 2 of the public anvil mnemonic): production
+    settings refuse the test-only default."""
+    from bip_utils import Bip39SeedGenerator, Bip44, Bip44Coins
+
+    seed = Bip39SeedGenerator("test test test test test test test test test test test junk")
+    wallet = Bip44.FromSeed(seed.Generate(), Bip44Coins.ETHEREUM).Purpose().Coin().Account(2)
+    return wallet.PublicKey().ToExtended()
+
+
+# ------------------------------------------------------------------------------------ pages
+
+
+def customer_pages(fixture: dict) -> list[Page]:
+    htmx = (("HX-Request", "true"),)
+    summary = (
+        f"/configure/?gpu_model={fixture['gpu_model']}&duration_days=7&lots=3&preparation=pytorch"
+    )
+    return [
+        Page("catalogue", "/", "Log out"),
+        Page("htmx summary", summary, 'id="summary"', htmx),
+        Page("order list", "/account/orders/", fixture["order_reference"]),
+        Page("order page", f"/account/orders/{fixture['order_id']}/", 'id="payment-options"'),
+        Page(
+            "payment status",
+            f"/account/payments/{fixture['payment_id']}/status/",
+            'id="payment-status"',
+            htmx,
+        ),
+    ]
+
+
+BARE = Page("bare Django (SELECT 1)", "/", "SELECT 1 gave 1")
+
+
+def interleaved(
+    pairs: list[tuple[str, Server, Page]], bare: Server, cookie: str, bare_cookie: str
+) -> tuple[Series, dict[str, Series]]:
+    """Each (label, server, page) against the bare view, back to back, in ROUNDS rounds; the
+    order of the two alternates from round to round."""
+    bare_series, series = Series(), {label: Series() for label, _, _ in pairs}
+    for number in range(ROUNDS):
+        for label, server, page in pairs:
+            runs = {}
+            order = ("bare", "page") if number % 2 == 0 else ("page", "bare")
+            for which in order:
+                if which == "bare":
+                    runs[which] = wrk(bare, BARE, bare_cookie, SECONDS)
+                else:
+                    runs[which] = wrk(server, page, cookie, SECONDS)
+            bare_series.runs.append(runs["bare"])
+            series[label].runs.append(runs["page"])
+            series[label].ratios.append(runs["page"].rps / runs["bare"].rps)
+            series[label].cpu_ratios.append(runs["bare"].cpu_ms / runs["page"].cpu_ms)
+        print(f"  round {number + 1}/{ROUNDS} done", flush=True)
+    return bare_series, series
+
+
+# -------------------------------------------------------------------------------- the run
+
+
+def prepare(workdir: Path, database: str) -> tuple[dict, dict]:
+    """Migrate the throw-away database, collect the static files, load the demo catalogue and
+    create the customer's data; the application's environment and the fixture's ids."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "SECRET_KEY": "bench-only-secret-key-" + "x" * 40,
+        "DATABASE_URL": database_url_for(database),
+        "EMAIL_HOST": "127.0.0.1",  # never used: the bench sends no mail
+        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/9"),
+        "CACHE_KEY_PREFIX": f"gpu-rental-http-bench-{os.getpid()}",
+        "PAYMENT_XPUB": bench_xpub(),
+        "SECURE_SSL_REDIRECT": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "VAR_DIR": str(workdir / "var"),
+        "RPC_URL_LOCAL": f"http://127.0.0.1:{free_port()}",
+        "LOCAL_TOKEN_ADDRESS": BENCH_TOKEN,
+        "LOG_LEVEL": "ERROR",
+    }
+    for name in ("DB_CONN_MAX_AGE", "DEBUG"):  # the production defaults are what is measured
+        env.pop(name, None)
+    manage = [PYTHON, "manage.py"]
+    quiet = {"cwd": ROOT, "env": env, "check": True, "stdout": subprocess.DEVNULL}
+    subprocess.run([*manage, "migrate", "--noinput"], **quiet)  # noqa: S603
+    subprocess.run([*manage, "collectstatic", "--noinput"], **quiet)  # noqa: S603
+    subprocess.run([*manage, "load_demo_catalogue"], **quiet)  # noqa: S603
+    fixture = subprocess.run(  # noqa: S603
+        [PYTHON, "bench/http_fixture.py"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if fixture.returncode:
+        raise SystemExit(f"bench/http_fixture.py failed:\n{fixture.stderr[-3000:]}")
+    return env, json.loads(fixture.stdout.strip().splitlines()[-1])
+
+
+def bare_env(app_env: dict, database: dict) -> dict:
+    env = {key: value for key, value in app_env.items() if not key.startswith("DJANGO_")}
+    return {**env, "BENCH_BARE_DATABASE": json.dumps(database)}
+
+
+def session_cookies(app: Server, pages: list[Page], fixture: dict) -> str:
+    """The customer's session cookie and the CSRF cookie a browser would send back."""
+    cookie = fixture["session_cookie"]
+    _, _, set_cookies = fetch(app, pages[0], cookie)
+    csrf = next((c.split(";")[0] for c in set_cookies if c.startswith("csrftoken=")), None)
+    return f"{cookie}; {csrf}" if csrf else cookie
+
+
+def warm_up(servers_pages: list[tuple[Server, Page, str]]) -> None:
+    for server, page, cookie in servers_pages:
+        wrk(server, page, cookie, 1)
+
+
+def print_targets(pages: list[Page], series: dict[str, Series]) -> None:
+    below = [
+        f"{page.label} {statistics.median(series[page.label].ratios):.2f}×"
+        for page in pages
+        if statistics.median(series[page.label].ratios) < 0.25
+    ]
+    order_p99 = statistics.median(run.p99_ms for run in series["order page"].runs)
+    print(
+        f"Targets: pages below 0.25× bare: {', '.join(below) or 'none'}; order page p99 "
+        f"{order_p99:.1f} ms ({'met' if order_p99 <= 25 else 'not met'}: ≤ 25 ms)"
+    )
+
+
+def rss_line(app: Server, bare: Server) -> None:
+    app_rss, bare_rss = app.worker_rss_mb(), bare.worker_rss_mb()
+    ratio = statistics.median(app_rss) / statistics.median(bare_rss)
+    print(
+        f"Web worker RSS after the runs: application {statistics.median(app_rss):.1f} MB "
+        f"(workers: {', '.join(f'{size:.1f}' for size in app_rss)}), bare Django "
+        f"{statistics.median(bare_rss):.1f} MB "
+        f"(workers: {', '.join(f'{size:.1f}' for size in bare_rss)}): {ratio:.2f}× bare "
+        f"(target ≤ 1.5×)"
+    )
+
+
+def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
+    servers = []
+    try:
+        app = start_gunicorn("app", "config.wsgi:application", app_env, workdir)
+        servers.append(app)
+        bare = start_gunicorn(
+            "bare", "bench.bare.wsgi:application", bare_env(app_env, fixture["database"]), workdir
+        )
+        servers.append(bare)
+        pages = customer_pages(fixture)
+        cookie = session_cookies(app, pages, fixture)
+        for page in pages:
+            check_page(app, page, cookie)
+        check_page(bare, BARE, "")
+        warm_up([(app, page, cookie) for page in pages] + [(bare, BARE, "")])
+        database = fixture["database"]
+        print(
+            f"HTTP: {fixture['settings_module']} under gunicorn -w {WORKERS} (sync), wrk "
+            f"{CONNECTIONS} connections, {ROUNDS} rounds of {SECONDS} s per page, each page "
+            f"back to back with the bare view; CONN_MAX_AGE={database.get('CONN_MAX_AGE')}, "
+            f"health checks {database.get('CONN_HEALTH_CHECKS')}, "
+            f"pool {bool(database.get('OPTIONS', {}).get('pool'))}",
+            flush=True,
+        )
+        bare_series, series = interleaved(
+            [(page.label, app, page) for page in pages], bare, cookie, ""
+        )
+        print_table(
+            "Median (min–max) over rounds; targets: every page ≥ 0.25× bare, order page "
+            "p99 ≤ 25 ms",
+            [(BARE.label, bare_series)] + [(page.label, series[page.label]) for page in pages],
+        )
+        print_targets(pages, series)
+        rss_line(app, bare)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def run_db_modes(workdir: Path, app_env: dict, fixture: dict) -> None:
+    """The same pages with each way of holding database connections, against the bare view
+    (which keeps the application's default)."""
+    modes = {
+        "new connection per request": {**app_env, "DB_CONN_MAX_AGE": "0"},
+        "persistent (60 s, health checks)": {**app_env, "DB_CONN_MAX_AGE": "60"},
+    }
+    try:
+        import psycopg_pool  # noqa: F401
+
+        modes["psycopg pool"] = {**app_env, "DJANGO_SETTINGS_MODULE": "bench.pool_settings"}
+    except ImportError:
+        print("psycopg_pool is not installed: the pool is not measured")
+    servers = []
+    try:
+        bare = start_gunicorn(
+            "bare", "bench.bare.wsgi:application", bare_env(app_env, fixture["database"]), workdir
+        )
+        servers.append(bare)
+        apps = {}
+        for number, (mode, env) in enumerate(modes.items()):
+            apps[mode] = start_gunicorn(f"app-{number}", "config.wsgi:application", env, workdir)
+            servers.append(apps[mode])
+        pages = [
+            page for page in customer_pages(fixture) if page.label in ("catalogue", "order page")
+        ]
+        cookie = session_cookies(next(iter(apps.values())), pages, fixture)
+        for server in apps.values():
+            for page in pages:
+                check_page(server, page, cookie)
+        warm_up([(server, page, cookie) for server in apps.values() for page in pages])
+        pairs = [
+            (f"{page.label}: {mode}", server, page)
+            for page in pages
+            for mode, server in apps.items()
+        ]
+        print(f"Database connections: {ROUNDS} rounds of {SECONDS} s, gunicorn -w {WORKERS} sync")
+        bare_series, series = interleaved(pairs, bare, cookie, "")
+        rows = [(BARE.label, bare_series), *series.items()]
+        print_table("Median (min–max) over rounds", rows)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db-modes", action="store_true", help="compare connection settings")
+    arguments = parser.parse_args()
+    ensure_wrk()
+    workdir = Path(tempfile.mkdtemp(prefix="gpu-rental-http-bench-"))
+    database = bench_database_name()
+    recreate_database(database)
+    try:
+        app_env, fixture = prepare(workdir, database)
+        if arguments.db_modes:
+            run_db_modes(workdir, app_env, fixture)
+        else:
+            run_pages(workdir, app_env, fixture)
+    finally:
+        drop_database(database)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

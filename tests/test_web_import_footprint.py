@@ -1,0 +1,129 @@
+"""A web worker does not load the chain libraries: web3, eth-* and bip_utils are for the Celery
+worker (scanning, confirming) and for opening a payment, not for showing pages.
+
+A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
+through it and reports after each which of those libraries it holds.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from payments.services.crypto import payment_create_for_order
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAIN_LIBRARIES = ("web3", "bip_utils", "eth_abi", "eth_account", "eth_utils", "eth_keys")
+
+# Runs in the fresh interpreter: the WSGI application as gunicorn imports it, then the pages
+# through it, each with the status it answered and the chain libraries it left loaded.
+SCRIPT = r"""
+import json, sys
+from config.wsgi import application
+from django.conf import settings
+from django.test import Client
+
+from accounts.models import User
+
+spec = json.loads(sys.argv[1])
+settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": spec["rpc_url"]}
+settings.LOCAL_TOKEN_ADDRESS = spec["token"]
+settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+libraries = tuple(spec["libraries"])
+
+def loaded():
+    return sorted({name.split(".")[0] for name in sys.modules} & set(libraries))
+
+report = {"after import": {"loaded": loaded()}}
+client = Client()
+client.force_login(User.objects.get(pk=spec["customer"]))
+for path, headers in spec["pages"]:
+    response = client.get(path, headers=headers)
+    report[path] = {"status": response.status_code, "loaded": loaded()}
+print(json.dumps(report))
+"""
+
+
+def run_fresh_worker(spec: dict, prelude: str = "") -> dict:
+    """SCRIPT in a new interpreter on the test's database (after `prelude`)."""
+    database = connection.settings_dict
+    url = (
+        f"postgres://{database['USER']}:{database['PASSWORD'] or ''}@"
+        f"{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/{database['NAME']}"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", "DATABASE_URL": url}
+    result = subprocess.run(
+        [sys.executable, "-c", prelude + SCRIPT, json.dumps(spec)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_load_no_chain_library(customer, place_order, catalogue, settings, dead_rpc_url):
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": dead_rpc_url}
+    settings.LOCAL_TOKEN_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    order = place_order(customer, catalogue["h100"], lots=1)
+    unpaid = place_order(customer, catalogue["b200"], lots=1)
+    payment = payment_create_for_order(
+        order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+    )
+    htmx = {"HX-Request": "true"}
+    pages = [
+        (reverse("rental:catalogue"), {}),
+        (reverse("rental:configure"), {}),
+        (reverse("rental:configure") + "?gpu_model=b200-180gb&lots=3&duration_days=7", htmx),
+        (reverse("rental:order_list"), {}),
+        (reverse("rental:order_detail", kwargs={"order_id": order.pk}), {}),
+        (reverse("rental:order_detail", kwargs={"order_id": unpaid.pk}), {}),
+        (reverse("rental:order_status", kwargs={"order_id": order.pk}), htmx),
+        (reverse("payments:payment_detail", kwargs={"payment_id": payment.pk}), {}),
+        (reverse("payments:payment_status", kwargs={"payment_id": payment.pk}), htmx),
+        (reverse("payments:statement"), {}),
+        (reverse("payments:top_up"), {}),
+        (reverse("accounts:overview"), {}),
+    ]
+    report = run_fresh_worker(
+        {
+            "customer": customer.pk,
+            "rpc_url": dead_rpc_url,
+            "token": settings.LOCAL_TOKEN_ADDRESS,
+            "libraries": CHAIN_LIBRARIES,
+            "pages": pages,
+        }
+    )
+
+    assert report.pop("after import") == {"loaded": []}
+    assert {path: answer["status"] for path, answer in report.items()} == {
+        path: 200 for path, _ in pages
+    }
+    assert {path: answer["loaded"] for path, answer in report.items()} == {
+        path: [] for path, _ in pages
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_check_sees_a_chain_library_once_one_is_loaded(customer, catalogue):
+    """The same fresh worker reports web3 and eth-account once something on its path imports
+    them (the check above is not blind): here the module that deploys the local token."""
+    spec = {
+        "customer": customer.pk,
+        "rpc_url": "",
+        "token": "",
+        "libraries": CHAIN_LIBRARIES,
+        "pages": [(reverse("rental:catalogue"), {})],
+    }
+    report = run_fresh_worker(spec, prelude="import payments.chain.local\n")
+
+    assert {"web3", "eth_account"} <= set(report["after import"]["loaded"])
+    assert report[reverse("rental:catalogue")]["status"] == 200
