@@ -12,14 +12,18 @@ PORT ?= 8000
 # make run starts a local chain (anvil) with the test stablecoin and enables the local network.
 ANVIL_PORT ?= 8545
 run pay: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
+# Links in emails point where make run serves the site, unless SITE_URL says otherwise (honcho
+# gives every process a PORT of its own, so the worker cannot take the web's from PORT).
+SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: help install run test lint bench messages clean pay
+.PHONY: help install run test lint bench messages clean pay soak
 
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
 	@echo "make test   - install test needs, start PostgreSQL/Redis if missing, run the whole suite"
 	@echo "make lint   - ruff"
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
+	@echo "make soak   - make run under a customer load for SOAK_MINUTES (30), then check it all"
 	@echo "make pay PAYMENT=<id> - pay a crypto payment from a funded account of the local chain"
 
 $(PY):
@@ -47,8 +51,13 @@ run: install
 	@echo ""
 	@echo "  GPU rental is starting at http://$(HOST):$(PORT)/  (Ctrl-C stops web, worker, beat, chain and demo SSH server)"
 	@echo ""
-	HOST=$(HOST) PORT=$(PORT) ANVIL_PORT=$(ANVIL_PORT) PATH="$(CURDIR)/$(VENV)/bin:$$PATH" \
-	  $(VENV)/bin/honcho -f Procfile.dev start
+	HOST=$(HOST) PORT=$(PORT) ANVIL_PORT=$(ANVIL_PORT) SITE_URL="$(SITE_URL)" \
+	  PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho -f Procfile.dev start
+
+# Not part of make test: the make run stack on free ports in a scratch VAR_DIR under a customer
+# load for SOAK_MINUTES (default 30), then every process, payment and balance checked.
+soak: install
+	$(PY) scripts/soak.py
 
 test: install
 	scripts/ensure-test-services
@@ -64,6 +73,8 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/watcher.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/settle.py
+	$(PY) bench/http_pages.py
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py
 
 messages: install
 	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --no-obsolete

@@ -1,15 +1,19 @@
 """Settings shared by every environment; everything that differs comes from the environment.
 
-`.env.example` lists every variable. The embedded defaults (SQLite and Celery's filesystem broker
-under ``var/``) need no server; ``DATABASE_URL`` and ``REDIS_URL`` switch to PostgreSQL and Redis.
+`.env.example` lists every variable. The embedded defaults (SQLite files under ``var/`` for the
+database and the Celery broker) need no server; ``DATABASE_URL`` and ``REDIS_URL`` switch to
+PostgreSQL and Redis.
 """
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -55,9 +59,13 @@ INSTALLED_APPS = [
     "accounts",
     "rental",
     "payments",
+    "monitoring",
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz and /metrics, answered before anything else (no HTTPS redirect, no
+    # ALLOWED_HOSTS: load balancers and Prometheus call them by IP): monitoring/middleware.py.
+    "monitoring.middleware.OperabilityEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -65,6 +73,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "accounts.middleware.NoStoreMiddleware",  # logged-in pages and CSVs: Cache-Control no-store
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -96,12 +105,20 @@ TEMPLATES = [
 
 # Database: SQLite under var/ unless DATABASE_URL says otherwise.
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+# PostgreSQL connections persist across requests (DB_CONN_MAX_AGE seconds, 60 by default; 0
+# opens one per request), checked before a request reuses them. Measured under gunicorn's sync
+# workers (bench/http_pages.py --db-modes), persistent connections gave the pages 1.6-1.7x the
+# requests per second of a new connection per request, and more than psycopg's pool (a sync
+# worker serves one request at a time: a pool has nothing to share). SQLite, whose connection
+# is a file opened, keeps one per request.
 DATABASES = {
     "default": dj_database_url.parse(
-        env("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
-        conn_max_age=int(env("DB_CONN_MAX_AGE", "0")),
+        env("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"), conn_health_checks=True
     )
 }
+DATABASES["default"]["CONN_MAX_AGE"] = int(
+    env("DB_CONN_MAX_AGE", "0" if DATABASES["default"]["ENGINE"].endswith("sqlite3") else "60")
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share the file: WAL lets readers run beside one writer, and
     # IMMEDIATE transactions serialise writers instead of failing on a lock upgrade.
@@ -126,10 +143,17 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "accounts.User"
+# Ours first: it logs in as allauth's does and reads the staff roles with the session's user.
+# The other two stay so that sessions recorded under them still resolve.
 AUTHENTICATION_BACKENDS = [
+    "accounts.auth_backends.AuthenticationBackend",
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
+# Sessions are read from the cache (Redis, shared by the workers) and written through to the
+# database; the local-memory cache is per process, so without Redis they stay in the database.
+if REDIS_URL:
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -145,12 +169,19 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_USER_MODEL_USERNAME_FIELD = None
 ACCOUNT_FORMS = {"signup": "accounts.forms.SignupForm"}
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
-ACCOUNT_EMAIL_VERIFICATION = "optional"  # a verification email is sent; ordering never waits for it
+# Sign-up logs in once the code mailed to the address is typed, on the same page. allauth hides
+# whether an address has an account only so: a taken address gets the same code page, creates
+# nothing, and its owner is mailed "someone tried to sign up with your address" instead.
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_EMAIL_VERIFICATION_BY_CODE_ENABLED = True
 ACCOUNT_UNIQUE_EMAIL = True
 ACCOUNT_PREVENT_ENUMERATION = True
+# Off: allauth offers "use a different address" on the code page only for a new address.
+ACCOUNT_EMAIL_VERIFICATION_SUPPORTS_CHANGE = False
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
-ACCOUNT_EMAIL_SUBJECT_PREFIX = "[GPU rental] "
+# "[GPU rental] " / "[Noleggio GPU] ": the product's name in the language of the email.
+ACCOUNT_EMAIL_SUBJECT_PREFIX = format_lazy("[{}] ", _("GPU rental"))
 ACCOUNT_RATE_LIMITS = {
     "login": "30/m/ip",
     "login_failed": "10/m/ip,5/5m/key",
@@ -162,6 +193,16 @@ ACCOUNT_RATE_LIMITS = {
     "confirm_email": "1/3m/key",
 }
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = env("HTTP_PROTOCOL", "http")
+# Rate limits count per client address. Behind proxies of ours (the production TLS proxy: 1),
+# that is the address the last of them appended to X-Forwarded-For; 0, the default, ignores
+# the header, which any client can send. Or a header a proxy of ours sets, such as X-Real-IP.
+_proxy_count = env("TRUSTED_PROXY_COUNT", "0")
+if not re.fullmatch(r"[0-9]+", _proxy_count):
+    raise ImproperlyConfigured(
+        f"TRUSTED_PROXY_COUNT must be a whole number of proxies, 0 or more, not {_proxy_count!r}."
+    )
+ALLAUTH_TRUSTED_PROXY_COUNT = int(_proxy_count)
+ALLAUTH_TRUSTED_CLIENT_IP_HEADER = env("TRUSTED_CLIENT_IP_HEADER")
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("it", _("Italian"))]
@@ -169,6 +210,8 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 USE_I18N = True
 TIME_ZONE = "UTC"
 USE_TZ = True
+# One date and time format per language, with the zone (config/formats).
+FORMAT_MODULE_PATH = ["config.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
@@ -221,19 +264,14 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
-# Celery: Redis when configured, else the filesystem transport under var/ (no server needed).
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL or "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue_dir = VAR_DIR / "celery" / "queue"
-    _processed_dir = VAR_DIR / "celery" / "processed"
-    for _dir in (_queue_dir, _processed_dir):
-        _dir.mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_queue_dir),
-        "data_folder_out": str(_queue_dir),
-        "processed_folder": str(_processed_dir),
-        "store_processed": False,
-    }
+# Celery: Redis when configured, else a SQLite file under var/ through kombu's SQLAlchemy
+# transport as config/embedded_broker.py adapts it: safe with web, worker and beat writing at
+# once (the filesystem transport let the worker read half-written messages, celery/kombu#1551).
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL)
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = f"sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+    CELERY_BROKER_TRANSPORT = "config.embedded_broker:Transport"  # imported only when used
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
@@ -310,10 +348,32 @@ LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 ORDER_MAX_LOTS = 10
 ORDER_DURATIONS_DAYS = (3, 7, 30)
 
+# Operability (monitoring/): the watcher's limits for /readyz, the operators' banner and the
+# metrics; the banner's threshold for a task failing again and again; the Prometheus scrape at
+# /metrics, off unless enabled, and then only with `Authorization: Bearer <METRICS_TOKEN>`.
+WATCHER_MAX_SCAN_AGE_SECONDS = int(env("WATCHER_MAX_SCAN_AGE_SECONDS", "120"))
+WATCHER_MAX_LAG_BLOCKS = int(env("WATCHER_MAX_LAG_BLOCKS", "50"))
+TASK_FAILURE_ALERT_THRESHOLD = int(env("TASK_FAILURE_ALERT_THRESHOLD", "3"))
+METRICS_ENABLED = env_bool("METRICS_ENABLED", False)
+METRICS_TOKEN = env("METRICS_TOKEN", "")
+
+# Logs: one line per event, with order and payment references in the message and as fields;
+# LOG_FORMAT=json writes JSON lines (config/logging.py), the Celery worker's too.
+LOG_FORMAT = env("LOG_FORMAT", "plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {"()": "config.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", "INFO")},
 }
+# Left to itself the worker replaces the root logger's handlers with its own plain format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"

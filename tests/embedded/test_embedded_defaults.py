@@ -1,0 +1,44 @@
+"""Which broker and which site address the embedded default (`make run`) ends up with."""
+
+import os
+import re
+import subprocess
+
+from .stack import ROOT, embedded_env, settings_value
+
+
+def test_without_servers_the_broker_is_a_sqlite_file_in_var_dir(tmp_path):
+    env = embedded_env(tmp_path / "var")
+    assert settings_value(env, "settings.CELERY_BROKER_URL") == (
+        f"sqlite:///{tmp_path / 'var' / 'celery-broker.sqlite3'}"
+    )
+    assert settings_value(env, "settings.CELERY_BROKER_TRANSPORT") == (
+        "config.embedded_broker:Transport"
+    )
+
+
+def test_redis_url_or_celery_broker_url_keeps_redis(tmp_path):
+    env = embedded_env(tmp_path / "var", REDIS_URL="redis://127.0.0.1:6379/5")
+    assert settings_value(env, "settings.CELERY_BROKER_URL") == "redis://127.0.0.1:6379/5"
+    assert settings_value(env, "getattr(settings, 'CELERY_BROKER_TRANSPORT', None)") == "None"
+    assert settings_value(env, "settings.CELERY_BROKER_TRANSPORT_OPTIONS") == (
+        "{'visibility_timeout': 3600}"
+    )
+    env = embedded_env(tmp_path / "var", CELERY_BROKER_URL="redis://127.0.0.1:6379/7")
+    assert settings_value(env, "settings.CELERY_BROKER_URL") == "redis://127.0.0.1:6379/7"
+
+
+def _honcho_line(**variables: str) -> str:
+    """The command `make run` would start honcho with (make -n prints it, runs nothing)."""
+    env = {k: v for k, v in os.environ.items() if k != "SITE_URL"} | variables
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-n", "run", "PORT=8123"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return re.search(r"^HOST=.*SITE_URL=\S+", result.stdout, re.MULTILINE).group(0)
+
+
+def test_make_run_links_emails_to_the_port_it_serves_on():
+    # honcho gives the worker and beat PORT values of their own: SITE_URL is set for all.
+    assert 'PORT=8123 ANVIL_PORT=8545 SITE_URL="http://127.0.0.1:8123"' in _honcho_line()
+    assert 'SITE_URL="https://gpu.example.com"' in _honcho_line(SITE_URL="https://gpu.example.com")
