@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Case, DecimalField, F, Value, When
+from django.db.models.functions import Round
 
 from accounts.models import User
 from rental.models import Order
@@ -216,10 +217,16 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
     )
     moved = {pk: delta for pk, delta in deltas.items() if delta}
     if moved:
+        # Rounded to the cent in SQL: SQLite (the embedded default) adds in floating point, and
+        # 0.10 + 0.70 - 0.80 there is -1.1e-16, which the "never negative" check refused.
         LedgerAccount.objects.filter(pk__in=list(moved)).update(
-            balance=F("balance")
-            + Case(
-                *(When(pk=pk, then=Value(delta)) for pk, delta in moved.items()),
+            balance=Round(
+                F("balance")
+                + Case(
+                    *(When(pk=pk, then=Value(delta)) for pk, delta in moved.items()),
+                    output_field=DecimalField(**AMOUNT),
+                ),
+                2,
                 output_field=DecimalField(**AMOUNT),
             )
         )
