@@ -180,3 +180,20 @@ def make_host(db):
         return Host.objects.create(gpu_model=gpu_model, cards=cards, **fields)
 
     return make
+
+
+@pytest.fixture
+def operator(make_customer) -> User:
+    """A member of the operators group (shared by the ops, payments and monitoring tests)."""
+    user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
+    user.groups.add(Group.objects.get_or_create(name="operators")[0])
+    return user
+
+
+@pytest.fixture
+def operator_client(operator):
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(operator)
+    return browser

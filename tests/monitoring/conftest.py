@@ -5,25 +5,9 @@ from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group
 from django.db import connection
-from django.test import Client
 
 from tests.celery_worker import WorkerHarness, broker_url_for, database_url_of, purge_broker
-
-
-@pytest.fixture
-def operator(make_customer):
-    user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
-    user.groups.add(Group.objects.get_or_create(name="operators")[0])
-    return user
-
-
-@pytest.fixture
-def operator_client(operator) -> Client:
-    browser = Client()
-    browser.force_login(operator)
-    return browser
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from decimal import Decimal
 from itertools import count
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import transaction
 from django.test import Client
 from django.utils import timezone
@@ -108,18 +107,4 @@ def other_customer(make_customer):
 def other_client(other_customer) -> Client:
     browser = Client()
     browser.force_login(other_customer)
-    return browser
-
-
-@pytest.fixture
-def operator(make_customer):
-    user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
-    user.groups.add(Group.objects.get_or_create(name="operators")[0])
-    return user
-
-
-@pytest.fixture
-def operator_client(operator) -> Client:
-    browser = Client()
-    browser.force_login(operator)
     return browser

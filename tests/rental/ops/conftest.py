@@ -1,8 +1,6 @@
 """Operators, and orders at each step from paid to active, made through the real services."""
 
 import pytest
-from django.contrib.auth.models import Group
-from django.test import Client
 
 from payments.services.balance import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
@@ -11,20 +9,6 @@ SSH_KEY = (
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
 )
 SSH_KEY_FINGERPRINT = "SHA256:+DiY3wvvV6TuJJhbpZisF/zLDA0zPMSvHdkr4UvCOqU"
-
-
-@pytest.fixture
-def operator(make_customer):
-    user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
-    user.groups.add(Group.objects.get_or_create(name="operators")[0])
-    return user
-
-
-@pytest.fixture
-def operator_client(operator) -> Client:
-    browser = Client()
-    browser.force_login(operator)
-    return browser
 
 
 @pytest.fixture
