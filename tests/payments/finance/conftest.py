@@ -3,7 +3,7 @@ from django.test import Client
 
 # The watcher's fixtures on the local chain (anvil), and the chain-less ones that write
 # transfers with the ORM, for the reconciliation of the money.
-from tests.payments.crypto_ui.conftest import local_network, operator, transfer  # noqa: F401
+from tests.payments.crypto_ui.conftest import local_network, transfer  # noqa: F401
 from tests.payments.watcher.conftest import order_payment, pay, scan  # noqa: F401
 
 

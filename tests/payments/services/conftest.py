@@ -1,1 +1,1 @@
-from tests.payments.crypto_ui.conftest import local_network, operator, top_up  # noqa: F401
+from tests.payments.crypto_ui.conftest import local_network, top_up  # noqa: F401
