@@ -78,7 +78,7 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py
 
 messages: install
-	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --no-obsolete
+	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --ignore 'pilot/kit/*/files/*' --ignore 'pilot/kit/kernodeck/*' --no-obsolete
 	$(PY) manage.py compilemessages -l it --ignore '.venv/*' --ignore 'node_modules/*'
 
 pay: install

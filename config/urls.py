@@ -13,6 +13,7 @@ urlpatterns = [
     path("account/", include("accounts.urls")),
     path("i18n/setlang/", account_views.set_language, name="set_language"),
     path("", include("payments.urls")),
+    path("", include("pilot.urls")),
     path("", include("rental.urls")),
     # The operators' health page; /healthz, /readyz and /metrics are answered by
     # monitoring.middleware ahead of every other middleware (see MIDDLEWARE).

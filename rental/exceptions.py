@@ -112,3 +112,7 @@ class SshKeyChanged(RentalError):
         "The customer replaced the SSH key after this page was loaded: install the key shown "
         "now on the hosts, then mark the order prepared again."
     )
+
+
+class NoHandoverProblem(RentalError):
+    message = _("This order has no open handover problem: nothing to resolve.")

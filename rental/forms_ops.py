@@ -204,3 +204,21 @@ class PrepareForm(forms.Form):
     # meanwhile, marking prepared is refused rather than locking the order to a key the hosts
     # do not have.
     key_fingerprint = forms.CharField(widget=forms.HiddenInput, required=False, max_length=100)
+
+
+class ResolveHandoverForm(forms.Form):
+    """What the operator did about a handover problem: kept in the order's history."""
+
+    note = forms.CharField(
+        label=_("What was done"),
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "For example: card replaced on the host, or the difference explained to the "
+            "customer. Kept in the order's history with your name."
+        ),
+        error_messages={
+            "required": _("Say what was done about the handover problem."),
+            "max_length": _("Keep the note to %(limit_value)d characters (it has %(show_value)d)."),
+        },
+    )

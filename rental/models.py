@@ -92,6 +92,10 @@ class ProvisioningIssue(models.TextChoices):
 
     CAPACITY = "capacity", _("Not enough free cards")
     READINESS = "readiness", _("SSH did not answer")
+    # An active order whose customer's diagnostics report shows fewer cards, another model,
+    # less memory or another platform than rented (raised by the pilot app through
+    # rental.services.handover).
+    HANDOVER = "handover", _("Handover problem")
 
 
 class OrderStatus(models.TextChoices):
@@ -280,6 +284,46 @@ class OrderStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.order_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+class IssueEventKind(models.TextChoices):
+    RAISED = "raised", _("Raised")
+    RESOLVED = "resolved", _("Resolved by an operator")
+    CLEARED = "cleared", _("Cleared by a later report")
+
+
+class ProvisioningIssueEvent(models.Model):
+    """One row when an issue that is not a status change is raised or closed (a handover
+    problem): the order's history shows who closed it and when."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="issue_events")
+    issue = models.CharField(_("issue"), max_length=12, choices=ProvisioningIssue.choices)
+    kind = models.CharField(_("event"), max_length=10, choices=IssueEventKind.choices)
+    detail = models.CharField(_("detail"), max_length=500, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("provisioning issue event")
+        verbose_name_plural = _("provisioning issue events")
+        ordering = ("created_at", "pk")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(issue__in=ProvisioningIssue.values), name="issue_event_known_issue"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=IssueEventKind.values), name="issue_event_known_kind"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.order_id}: {self.issue} {self.kind}"
 
 
 class HostState(models.TextChoices):

@@ -18,6 +18,7 @@ from .models import (
     OrderStatus,
     OrderStatusChange,
     ProvisioningIssue,
+    ProvisioningIssueEvent,
 )
 from .selectors import HostAccess, order_access
 
@@ -82,6 +83,9 @@ class ProvisioningQueue:
     checking: list[QueueRow]
     ssh_failed: list[QueueRow]
     active: list[QueueRow]
+    # Active rentals whose customer's diagnostics report differs from the order (also listed
+    # among the active rentals).
+    handover_problems: list[QueueRow]
 
 
 def _host_cards(order: Order) -> list[HostCards]:
@@ -109,16 +113,19 @@ def _queue_orders() -> QuerySet[Order]:
 
 
 def provisioning_queue() -> ProvisioningQueue:
-    """Five lists from two queries (the orders, then their live cards with their hosts):
+    """Six lists from two queries (the orders, then their live cards with their hosts):
     paid orders waiting for cards, orders to prepare, orders whose SSH is being checked,
-    those whose SSH did not answer, and the active rentals ending first."""
-    queue = ProvisioningQueue([], [], [], [], [])
+    those whose SSH did not answer, the active rentals ending first, and those of them with a
+    handover problem."""
+    queue = ProvisioningQueue([], [], [], [], [], [])
     for order in _queue_orders().order_by("created_at", "pk"):
         row = QueueRow(order=order, hosts=_host_cards(order), paid_at=order.paid_at)
         if order.status == OrderStatus.PAID:
             queue.waiting_for_cards.append(row)
         elif order.status == OrderStatus.ACTIVE:
             queue.active.append(row)
+            if order.provisioning_issue == ProvisioningIssue.HANDOVER:
+                queue.handover_problems.append(row)
         elif order.provisioning_issue == ProvisioningIssue.READINESS:
             queue.ssh_failed.append(row)
         elif order.prepared_at is None:
@@ -139,6 +146,18 @@ class OpsOrderDetail:
     access: list[HostAccess]
     ssh_key_fingerprint: str
     status_changes: list[OrderStatusChange]
+    issue_events: list[ProvisioningIssueEvent]
+
+    @property
+    def history(self) -> list[OrderStatusChange | ProvisioningIssueEvent]:
+        """Status changes and issue events (a handover problem raised, resolved) in time
+        order."""
+        entries = [*self.status_changes, *self.issue_events]
+        return sorted(entries, key=lambda entry: entry.created_at)
+
+    @property
+    def can_resolve_handover(self) -> bool:
+        return self.order.provisioning_issue == ProvisioningIssue.HANDOVER
 
     @property
     def can_prepare(self) -> bool:
@@ -166,8 +185,8 @@ class OpsOrderDetail:
 
 
 def ops_order(*, order_id: int) -> OpsOrderDetail:
-    """The order with its customer, who prepared it, its cards per host and its timeline
-    (three queries); a missing id raises Order.DoesNotExist."""
+    """The order with its customer, who prepared it, its cards per host and its timeline of
+    status changes and issue events (four queries); a missing id raises Order.DoesNotExist."""
     order = (
         Order.objects.select_related("customer", "prepared_by")
         .prefetch_related(
@@ -176,7 +195,13 @@ def ops_order(*, order_id: int) -> OpsOrderDetail:
                 queryset=OrderStatusChange.objects.select_related("actor").order_by(
                     "created_at", "pk"
                 ),
-            )
+            ),
+            Prefetch(
+                "issue_events",
+                queryset=ProvisioningIssueEvent.objects.select_related("actor").order_by(
+                    "created_at", "pk"
+                ),
+            ),
         )
         .get(pk=order_id)
     )
@@ -185,4 +210,5 @@ def ops_order(*, order_id: int) -> OpsOrderDetail:
         access=order_access(order),
         ssh_key_fingerprint=getattr(stored_ssh_key(order.ssh_public_key), "fingerprint", ""),
         status_changes=list(order.status_changes.all()),
+        issue_events=list(order.issue_events.all()),
     )

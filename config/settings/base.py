@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "rental",
     "payments",
     "monitoring",
+    "pilot",
 ]
 
 MIDDLEWARE = [

@@ -2,7 +2,8 @@
 
 Hosts: the machines whose cards are rented out; a host in maintenance offers no free cards.
 Provisioning: paid orders waiting for cards, orders to prepare by hand, readiness checks that
-failed, and the active rentals. Every action is a POST; the provisioning services do the work
+failed, the active rentals and those whose customer's diagnostics report shows a handover
+problem. Every action is a POST; the provisioning services do the work
 and refuse what the order's state does not allow.
 """
 
@@ -18,10 +19,10 @@ from accounts.roles import OPERATORS, role_required
 
 from .. import selectors_ops
 from ..exceptions import RentalError
-from ..forms_ops import HostForm, PrepareForm
+from ..forms_ops import HostForm, PrepareForm, ResolveHandoverForm
 from ..models import Host, Order, OrderStatus
 from ..selectors_ops import host_orders, ops_host, ops_hosts, ops_order
-from ..services import provisioning
+from ..services import handover, provisioning
 
 operator_required = role_required(OPERATORS)
 
@@ -107,6 +108,7 @@ def _order_page(
     order_id: int,
     *,
     prepare_form: PrepareForm | None = None,
+    resolve_form: ResolveHandoverForm | None = None,
     failed_action: str = "",
     error: str = "",
     status: int = 200,
@@ -122,6 +124,7 @@ def _order_page(
     context = {
         "detail": detail,
         "prepare_form": prepare_form,
+        "resolve_form": resolve_form or ResolveHandoverForm(),
         "failed_action": failed_action,
         "error": error,
     }
@@ -171,11 +174,23 @@ def _recheck(request: HttpRequest, order_id: int, form: forms.Form) -> None:
     )
 
 
+def _resolve_handover(request: HttpRequest, order_id: int, form: forms.Form) -> None:
+    order = handover.order_resolve_handover_problem(
+        order_id=order_id, actor=request.user, note=form.cleaned_data["note"]
+    )
+    messages.success(
+        request,
+        _("The handover problem of order %(reference)s is resolved.")
+        % {"reference": order.reference},
+    )
+
+
 # action in the URL → (its form, what it does once the form is valid)
 ACTIONS = {
     "prepare": (PrepareForm, _prepare),
     "allocate": (forms.Form, _allocate),
     "recheck": (forms.Form, _recheck),
+    "resolve-handover": (ResolveHandoverForm, _resolve_handover),
 }
 
 
@@ -186,11 +201,12 @@ def order_action(request: HttpRequest, order_id: int, action: str) -> HttpRespon
         raise Http404(_("No such action."))
     form_class, perform = ACTIONS[action]
     form = form_class(request.POST)
-    prepare_form = form if action == "prepare" else None
+    forms_shown = {
+        "prepare_form": form if action == "prepare" else None,
+        "resolve_form": form if action == "resolve-handover" else None,
+    }
     if not form.is_valid():
-        return _order_page(
-            request, order_id, prepare_form=prepare_form, failed_action=action, status=400
-        )
+        return _order_page(request, order_id, **forms_shown, failed_action=action, status=400)
     try:
         perform(request, order_id, form)
     except Order.DoesNotExist:
@@ -199,7 +215,7 @@ def order_action(request: HttpRequest, order_id: int, action: str) -> HttpRespon
         return _order_page(
             request,
             order_id,
-            prepare_form=prepare_form,
+            **forms_shown,
             failed_action=action,
             error=str(exc.message),
             status=400,
