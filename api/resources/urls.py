@@ -1,0 +1,42 @@
+"""The resources under /api/v1/, included by api.urls (namespace "api")."""
+
+from django.urls import path
+
+from . import account, orders, payments, pilot
+
+urlpatterns = [
+    path("orders/", orders.OrderListCreate.as_view(), name="order_list"),
+    path("orders/<int:order_id>/", orders.OrderDetail.as_view(), name="order_detail"),
+    path("orders/<int:order_id>/cancel/", orders.OrderCancel.as_view(), name="order_cancel"),
+    path("orders/<int:order_id>/ssh-key/", orders.OrderSshKey.as_view(), name="order_ssh_key"),
+    path(
+        "orders/<int:order_id>/pay/balance/",
+        payments.PayFromBalance.as_view(),
+        name="order_pay_balance",
+    ),
+    path(
+        "orders/<int:order_id>/payments/",
+        payments.OrderPaymentCreate.as_view(),
+        name="order_payment_create",
+    ),
+    path(
+        "orders/<int:order_id>/pilot/reports/",
+        pilot.ReportListView.as_view(),
+        name="order_pilot_reports",
+    ),
+    path(
+        "orders/<int:order_id>/pilot/decisions/",
+        pilot.DecisionListCreate.as_view(),
+        name="order_pilot_decisions",
+    ),
+    path("payments/<int:payment_id>/", payments.PaymentDetail.as_view(), name="payment_detail"),
+    path(
+        "payments/<int:payment_id>/declare/",
+        payments.PaymentDeclare.as_view(),
+        name="payment_declare",
+    ),
+    path("top-ups/", payments.TopUpCreate.as_view(), name="top_up_create"),
+    path("balance/", account.BalanceDetail.as_view(), name="balance"),
+    path("balance/statement/", account.StatementList.as_view(), name="balance_statement"),
+    path("account/ssh-key/", account.AccountSshKey.as_view(), name="account_ssh_key"),
+]

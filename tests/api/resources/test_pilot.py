@@ -1,0 +1,127 @@
+"""The pilot through the API: the order's reports and its append-only decision log."""
+
+import pytest
+
+from payments.services.balance import balance_pay_order
+from pilot.models import PilotDecision
+from pilot.services.reports import report_upload_by_customer
+from rental.models import OrderStatus
+from tests.api.contract import assert_matches_schema
+from tests.pilot.web.conftest import build_report, encode
+
+from .conftest import field_errors, problem_of
+
+
+@pytest.fixture
+def paid_order(customer, credit, order, django_capture_on_commit_callbacks):
+    """Paid from the balance: its cards are allocated after the commit (provisioning)."""
+    credit(customer, "1000.00")
+    with django_capture_on_commit_callbacks(execute=True):
+        balance_pay_order(order_id=order.pk, customer=customer)
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PROVISIONING
+    return order
+
+
+@pytest.fixture
+def report(paid_order, customer):
+    return report_upload_by_customer(
+        order_id=paid_order.pk,
+        customer=customer,
+        raw=encode(build_report(paid_order, failed="torch")),
+    )
+
+
+def test_reports_of_the_order(api, paid_order, report):
+    response = api.get(f"/api/v1/orders/{paid_order.pk}/pilot/reports/")
+
+    assert response.status_code == 200
+    assert_matches_schema(response, "get", "/api/v1/orders/{order_id}/pilot/reports/")
+    [row] = response.json()["results"]
+    assert row["id"] == report.pk
+    assert row["first_error_step"] == "torch" and row["first_error_message"] == "torch failed"
+    assert [step["status"] for step in row["steps"]][:3] == ["ok", "ok", "failed"]
+
+
+def test_record_a_decision_on_a_report_then_read_the_log(api, customer, paid_order, report):
+    response = api.post(
+        f"/api/v1/orders/{paid_order.pk}/pilot/decisions/",
+        {"kind": "fix_environment", "motivation": "PyTorch lacks sm_90.", "report": report.pk},
+    )
+
+    assert response.status_code == 201, response.content
+    assert_matches_schema(response, "post", "/api/v1/orders/{order_id}/pilot/decisions/")
+    decision = PilotDecision.objects.get(order=paid_order)
+    assert (decision.kind, decision.report_id, decision.actor) == (
+        "fix_environment",
+        report.pk,
+        customer,
+    )
+    log = api.get(f"/api/v1/orders/{paid_order.pk}/pilot/decisions/")
+    assert_matches_schema(log, "get", "/api/v1/orders/{order_id}/pilot/decisions/")
+    assert [row["id"] for row in log.json()["results"]] == [decision.pk]
+    detail = api.get(f"/api/v1/orders/{paid_order.pk}/").json()
+    assert "decision" in [entry["kind"] for entry in detail["timeline"]]
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"kind": "launch", "motivation": "  "}, "motivation"),
+        ({"kind": "give_up", "motivation": "Too slow."}, "kind"),
+        ({"kind": "launch", "motivation": "Fine.", "report": 10**9}, "report"),
+        ({"kind": "launch", "motivation": "Fine.", "report": "٥"}, "report"),
+        ({"kind": "launch", "motivation": "Fine.", "report": [1]}, "report"),
+        ({"kind": "launch", "motivation": 42}, "motivation"),
+    ],
+)
+def test_a_bad_decision_is_a_400_and_records_nothing(api, paid_order, report, data, field):
+    response = api.post(f"/api/v1/orders/{paid_order.pk}/pilot/decisions/", data)
+
+    assert response.status_code == 400
+    assert_matches_schema(response, "post", "/api/v1/orders/{order_id}/pilot/decisions/")
+    assert field in field_errors(response)
+    assert not PilotDecision.objects.exists()
+
+
+def test_a_report_of_another_order_is_refused(
+    api, customer, catalogue, place_order, paid_order, report
+):
+    other = place_order(customer, catalogue["h100"])
+
+    response = api.post(
+        f"/api/v1/orders/{other.pk}/pilot/decisions/",
+        {"kind": "launch", "motivation": "Fine.", "report": report.pk},
+    )
+
+    assert response.status_code == 400
+    assert "report" in field_errors(response)
+    assert not PilotDecision.objects.exists()
+
+
+def test_decisions_on_an_unpaid_order_are_a_409(api, order):
+    response = api.post(
+        f"/api/v1/orders/{order.pk}/pilot/decisions/", {"kind": "launch", "motivation": "Go."}
+    )
+
+    assert response.status_code == 409
+    assert_matches_schema(response, "post", "/api/v1/orders/{order_id}/pilot/decisions/")
+    assert problem_of(response)["detail"] == (
+        "Decisions are recorded for an order that was paid; this one was not."
+    )
+    assert not PilotDecision.objects.exists()
+
+
+def test_another_customers_pilot_is_404(client_for, other_customer, paid_order, report):
+    other = client_for(other_customer)
+
+    reports = other.get(f"/api/v1/orders/{paid_order.pk}/pilot/reports/")
+    decisions = other.get(f"/api/v1/orders/{paid_order.pk}/pilot/decisions/")
+    recorded = other.post(
+        f"/api/v1/orders/{paid_order.pk}/pilot/decisions/",
+        {"kind": "launch", "motivation": "Mine now."},
+    )
+
+    assert reports.status_code == decisions.status_code == recorded.status_code == 404
+    assert_matches_schema(reports, "get", "/api/v1/orders/{order_id}/pilot/reports/")
+    assert not PilotDecision.objects.exists()

@@ -1,0 +1,116 @@
+"""Every endpoint × token: none → 401, a token without the scope → 403, and nothing changes."""
+
+import pytest
+
+from payments.models import CryptoPayment, LedgerTransaction
+from pilot.models import PilotDecision
+from rental.models import Order, OrderStatus
+from tests.api.contract import assert_matches_schema
+
+from .conftest import SSH_KEY, problem_of
+
+# (method, path template, scope it needs, body)
+ENDPOINTS = [
+    ("get", "/api/v1/orders/", "read", None),
+    (
+        "post",
+        "/api/v1/orders/",
+        "order",
+        {"gpu_model": "h100-80gb", "duration_days": 7, "lots": 1, "preparation": "ubuntu"},
+    ),
+    ("get", "/api/v1/orders/{order_id}/", "read", None),
+    ("post", "/api/v1/orders/{order_id}/cancel/", "order", {}),
+    ("put", "/api/v1/orders/{order_id}/ssh-key/", "order", {"ssh_public_key": SSH_KEY}),
+    ("post", "/api/v1/orders/{order_id}/pay/balance/", "pay", None),
+    ("post", "/api/v1/orders/{order_id}/payments/", "pay", {"network": "local", "asset": "tUSDC"}),
+    ("get", "/api/v1/orders/{order_id}/pilot/reports/", "read", None),
+    ("get", "/api/v1/orders/{order_id}/pilot/decisions/", "read", None),
+    (
+        "post",
+        "/api/v1/orders/{order_id}/pilot/decisions/",
+        "order",
+        {"kind": "launch", "motivation": "Go."},
+    ),
+    ("get", "/api/v1/payments/{payment_id}/", "read", None),
+    ("post", "/api/v1/payments/{payment_id}/declare/", "pay", {}),
+    ("post", "/api/v1/top-ups/", "pay", {"amount": "50.00", "network": "local", "asset": "tUSDC"}),
+    ("get", "/api/v1/balance/", "read", None),
+    ("get", "/api/v1/balance/statement/", "read", None),
+    ("get", "/api/v1/account/ssh-key/", "read", None),
+    ("put", "/api/v1/account/ssh-key/", "order", {"ssh_public_key": SSH_KEY}),
+]
+SCOPES = ("read", "order", "pay")
+
+
+@pytest.fixture
+def world(customer, credit, order, local_network):
+    from payments.services.crypto import payment_create_for_order
+
+    credit(customer, "5000.00")
+    payment = payment_create_for_order(
+        order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+    )
+    return {"order_id": order.pk, "payment_id": payment.pk}
+
+
+def snapshot(customer) -> tuple:
+    return (
+        Order.objects.count(),
+        list(Order.objects.values_list("status", "ssh_public_key")),
+        CryptoPayment.objects.filter(declared_at__isnull=False).count(),
+        CryptoPayment.objects.count(),
+        LedgerTransaction.objects.count(),
+        PilotDecision.objects.count(),
+        type(customer).objects.get(pk=customer.pk).ssh_public_key,
+    )
+
+
+def send(client, method, template, body, world):
+    path = template.format(**world)
+    if method == "get":
+        return client.get(path)
+    return getattr(client, method)(path, body)
+
+
+@pytest.mark.parametrize(("method", "template", "scope", "body"), ENDPOINTS)
+def test_no_token_is_401(anonymous, customer, world, method, template, scope, body):
+    before = snapshot(customer)
+
+    response = send(anonymous, method, template, body, world)
+
+    assert response.status_code == 401
+    assert_matches_schema(response, method, template)
+    assert problem_of(response)["status"] == 401
+    assert snapshot(customer) == before
+
+
+@pytest.mark.parametrize(("method", "template", "scope", "body"), ENDPOINTS)
+def test_a_token_without_the_scope_is_403(
+    client_for, customer, world, method, template, scope, body
+):
+    before = snapshot(customer)
+    without = client_for(customer, scopes=[other for other in SCOPES if other != scope])
+
+    response = send(without, method, template, body, world)
+
+    assert response.status_code == 403
+    assert_matches_schema(response, method, template)
+    assert f"“{scope}”" in problem_of(response)["detail"]
+    assert snapshot(customer) == before
+
+
+@pytest.mark.parametrize(("method", "template", "scope", "body"), ENDPOINTS)
+def test_the_scope_alone_is_enough(client_for, customer, world, method, template, scope, body):
+    response = send(client_for(customer, scopes=[scope]), method, template, body, world)
+
+    assert response.status_code < 400 or response.status_code == 409, response.content
+    assert_matches_schema(response, method, template)
+
+
+def test_a_read_only_token_cannot_place_an_order(client_for, customer, catalogue):
+    response = client_for(customer, scopes=["read"]).post(
+        "/api/v1/orders/",
+        {"gpu_model": "h100-80gb", "duration_days": 7, "lots": 1, "preparation": "ubuntu"},
+    )
+    assert response.status_code == 403
+    assert not Order.objects.filter(customer=customer, status=OrderStatus.AWAITING_PAYMENT).exists()
