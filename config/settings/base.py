@@ -61,6 +61,11 @@ INSTALLED_APPS = [
     "payments",
     "monitoring",
     "pilot",
+    "rest_framework",
+    "drf_spectacular",
+    "outbox",
+    "api",
+    "api.webhooks",
 ]
 
 MIDDLEWARE = [
@@ -222,6 +227,7 @@ STATICFILES_DIRS = [
     # Third-party front-end files come from npm at set-up; they are never committed.
     ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
     ("vendor/pico", NODE_MODULES / "@picocss" / "pico" / "css"),
+    ("vendor/swagger-ui", NODE_MODULES / "swagger-ui-dist"),  # the API docs page
 ]
 
 # Content Security Policy: only our own files, no inline script or style.
@@ -299,6 +305,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "rental.tasks.rentals_tick",  # reminders and the hard stop at the end
         "schedule": 60.0,
     },
+    "purge-idempotency-keys": {
+        "task": "api.tasks.purge_idempotency_keys",  # kept API_IDEMPOTENCY_KEY_HOURS
+        "schedule": crontab(minute=17),
+    },
+    "webhooks-sweep": {
+        "task": "api.webhooks.tasks.webhooks_sweep",  # lost dispatches and due redeliveries
+        "schedule": 60.0,
+    },
 }
 CELERY_TIMEZONE = TIME_ZONE
 
@@ -345,9 +359,66 @@ TOP_UP_MINIMUM_USD = env("TOP_UP_MINIMUM_USD", "10.00")
 LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"
 LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 
+# Webhooks (api/webhooks/). Events written to the outbox go to these handlers after the commit.
+OUTBOX_HANDLERS = ["api.webhooks.services.fanout.webhook_fan_out"]
+# Off in production: URLs whose host is or resolves to a loopback, private, link-local,
+# multicast, reserved or unspecified address are refused, at save time and at every delivery.
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
+WEBHOOK_CONNECT_TIMEOUT_SECONDS = 3.0
+WEBHOOK_READ_TIMEOUT_SECONDS = 5.0
+WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024  # read, then discarded
+# Redeliveries after a failed attempt: 10 s, 1 min, then 6 × 10 min; then the delivery gives up.
+WEBHOOK_RETRY_SCHEDULE_SECONDS = (10, 60, *(600,) * 6)
+# An endpoint is disabled, and its owner emailed, after this many events given up in a row
+# (each one failed 9 times over about an hour); any delivered event resets the count.
+WEBHOOK_DISABLE_AFTER_GAVE_UP = int(env("WEBHOOK_DISABLE_AFTER_GAVE_UP", "3"))
+
 # Ordering.
 ORDER_MAX_LOTS = 10
 ORDER_DURATIONS_DAYS = (3, 7, 30)
+
+# The REST API (api/): tokens from the account page, problem+json errors, cursor pages, a
+# per-token rate limit, Idempotency-Key on POSTs (kept 24 h), the OpenAPI 3.1 schema.
+API_RATE_LIMIT = env("API_RATE_LIMIT", "120/min")
+API_IDEMPOTENCY_KEY_HOURS = 24
+# A claimed key whose request never finished (its process died) is taken over after this.
+API_IDEMPOTENCY_CLAIM_SECONDS = 300
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.BearerTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.TokenRateThrottle"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.CursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "api.problems.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "GPU rental API",
+    "DESCRIPTION": (
+        "Order GPU lots, pay and follow them from scripts. Authenticate with "
+        "`Authorization: Bearer <token>` (tokens are created on the account page); errors are "
+        "RFC 9457 problem details; every POST accepts an `Idempotency-Key`."
+    ),
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The Problem and FieldError components (api/schema.py), also set by api.schema's hook.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.schema.add_problem_responses",
+    ],
+    # Choice sets used by fields of several names: one component name each.
+    "ENUM_NAME_OVERRIDES": {
+        "OrderStatusEnum": "rental.models.OrderStatus",
+        "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
+    },
+}
 
 # Operability (monitoring/): the watcher's limits for /readyz, the operators' banner and the
 # metrics; the banner's threshold for a task failing again and again; the Prometheus scrape at

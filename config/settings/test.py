@@ -10,6 +10,8 @@ from .base import *  # noqa: E402, F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
+# Webhooks go to receivers the tests start on 127.0.0.1 (the guard's tests switch it off).
+WEBHOOK_ALLOW_PRIVATE_ADDRESSES = True
 # Tasks run in-process right after the commit that queued them (delay_on_commit), except in a
 # real Celery worker started by a test (tests/celery_worker.py sets TEST_CELERY_WORKER=1).
 TEST_CELERY_WORKER = env_bool("TEST_CELERY_WORKER", False)  # noqa: F405

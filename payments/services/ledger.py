@@ -27,6 +27,7 @@ from ..models import (
     LedgerEntry,
     LedgerTransaction,
 )
+from .events import balance_credited_emit
 
 Line = tuple[LedgerAccount, Decimal]
 logger = logging.getLogger(__name__)
@@ -230,6 +231,7 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
                 output_field=DecimalField(**AMOUNT),
             )
         )
+    balance_credited_emit(postings, posted)  # webhooks: balance.credited
     transaction.on_commit(lambda: _log(posted, postings))
     return posted
 

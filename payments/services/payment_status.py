@@ -26,6 +26,7 @@ from ..models import (
     PaymentEventKind,
     PaymentStatus,
 )
+from .events import payment_status_emit
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ def status_write(changes: Sequence[StatusChange], *, rows_written: bool = False)
         latest = {change.payment.pk: change.payment for change in changes}
         update_rows(list(latest.values()), STATUS_FIELDS)
     events = create_rows([change.event for change in changes])
+    payment_status_emit(changes)  # webhooks: payment.detected, .confirmed, .review
     transaction.on_commit(lambda: _log(events))
     from .. import tasks
 

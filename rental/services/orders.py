@@ -30,6 +30,7 @@ from ..models import (
     Preparation,
 )
 from ..pricing import Quote, quote
+from .events import order_status_emit
 
 logger = logging.getLogger(__name__)
 
@@ -211,6 +212,7 @@ def order_set_status(
         OrderStatusChange.objects.create(
             order=order, from_status=from_status, to_status=to_status, actor=actor, reason=reason
         )
+        order_status_emit(order)  # webhooks: order.paid, order.active, order.ended
         _log_status(order, from_status, reason, actor)
     return order
 

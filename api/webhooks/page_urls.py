@@ -1,0 +1,19 @@
+"""The account's webhook pages, under /account/webhooks/ (config/urls.py)."""
+
+from django.urls import path
+
+from .views import pages
+
+app_name = "webhooks"
+
+urlpatterns = [
+    path("", pages.endpoint_list, name="endpoint_list"),
+    path("<int:endpoint_id>/", pages.endpoint_detail, name="endpoint_detail"),
+    path("<int:endpoint_id>/enabled/", pages.endpoint_enabled, name="endpoint_enabled"),
+    path("<int:endpoint_id>/delete/", pages.endpoint_delete, name="endpoint_delete"),
+    path(
+        "deliveries/<int:delivery_id>/redeliver/",
+        pages.delivery_redeliver,
+        name="delivery_redeliver",
+    ),
+]

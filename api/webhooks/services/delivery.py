@@ -1,0 +1,196 @@
+"""Delivering one event to one endpoint: claim, POST (no lock held), record.
+
+The schedule: the first attempt right after the fan-out, then one redelivery after each of
+WEBHOOK_RETRY_SCHEDULE_SECONDS (10 s, 1 min, then 6 × 10 min); when the last one fails too the
+delivery has given up. WEBHOOK_DISABLE_AFTER_GAVE_UP deliveries given up in a row (no
+delivered event between them) disable the endpoint, and the owner is emailed.
+
+A claim sets `next_attempt_at` to a lease (ATTEMPT_LEASE): a worker killed during the POST
+leaves the delivery due again once the lease passes, and the minute sweep sends it then, with
+the same event id. So every event is delivered at least once; receivers deduplicate by
+`Webhook-Id`.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .. import guard, signing
+from ..locks import lock_delivery, lock_endpoint
+from ..models import (
+    OPEN_STATUSES,
+    DeliveryStatus,
+    DisabledReason,
+    WebhookAttempt,
+    WebhookDelivery,
+)
+from .endpoints import endpoint_disable, retry_schedule
+from .http import PostResult, post
+
+logger = logging.getLogger(__name__)
+
+# Longer than a whole attempt can take (connect 3 s + read 5 s per address, and slack).
+ATTEMPT_LEASE = timedelta(seconds=60)
+# A task queued for a moment runs a little early or late; this much early still counts.
+CLOCK_SLACK = timedelta(seconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    delivery_id: int
+    number: int
+    url: str
+    secret: str
+    event_id: str
+    body: bytes
+
+
+def _claim(delivery_id: int, now: datetime) -> Claim | None:
+    with transaction.atomic():
+        endpoint_id = (
+            WebhookDelivery.objects.filter(pk=delivery_id)
+            .values_list("endpoint_id", flat=True)
+            .first()
+        )
+        endpoint = lock_endpoint(endpoint_id=endpoint_id) if endpoint_id else None
+        delivery = lock_delivery(delivery_id=delivery_id) if endpoint else None
+        if (
+            delivery is None
+            or not endpoint.enabled
+            or delivery.status not in OPEN_STATUSES
+            or delivery.next_attempt_at is None
+            or delivery.next_attempt_at > now + CLOCK_SLACK
+        ):
+            return None
+        delivery.attempts += 1
+        delivery.round_attempts += 1
+        delivery.last_attempt_at = now
+        delivery.next_attempt_at = now + ATTEMPT_LEASE
+        delivery.save(
+            update_fields=["attempts", "round_attempts", "last_attempt_at", "next_attempt_at"]
+        )
+        return Claim(
+            delivery_id=delivery.pk,
+            number=delivery.attempts,
+            url=endpoint.url,
+            secret=endpoint.secret,
+            event_id=str(delivery.event.event_id),
+            body=signing.body_of(delivery.event.envelope()),
+        )
+
+
+def _send(claim: Claim, now: datetime) -> PostResult:
+    started = time.monotonic()
+    try:
+        target = guard.check(claim.url)
+    except guard.AddressRefused as refused:
+        return PostResult(
+            None, str(refused.message)[:500], int((time.monotonic() - started) * 1000)
+        )
+    headers = signing.headers(
+        secret=claim.secret,
+        event_id=claim.event_id,
+        timestamp=int(now.timestamp()),
+        body=claim.body,
+    )
+    return post(target, claim.body, headers)
+
+
+def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | None:
+    """Make the delivery's next attempt if it is due at `now` (the real clock by default);
+    the status it has after, or None when there was nothing to do (not due, done already,
+    endpoint disabled, another worker on it)."""
+    now = now or timezone.now()
+    claim = _claim(delivery_id, now)
+    if claim is None:
+        return None
+    result = _send(claim, now)
+    return _record(claim, result, now)
+
+
+def _record(claim: Claim, result: PostResult, started_at: datetime) -> str:
+    from .. import tasks
+
+    finished = started_at + timedelta(milliseconds=result.duration_ms)
+    with transaction.atomic():
+        endpoint_id = WebhookDelivery.objects.values_list("endpoint_id", flat=True).get(
+            pk=claim.delivery_id
+        )
+        endpoint = lock_endpoint(endpoint_id=endpoint_id)
+        delivery = lock_delivery(delivery_id=claim.delivery_id)
+        WebhookAttempt.objects.create(
+            delivery=delivery,
+            number=claim.number,
+            started_at=started_at,
+            succeeded=result.succeeded,
+            response_code=result.response_code,
+            error=result.error,
+            duration_ms=result.duration_ms,
+        )
+        if delivery.attempts != claim.number or delivery.status not in OPEN_STATUSES:
+            return delivery.status  # a redelivery took over meanwhile: it decides
+        delivery.response_code = result.response_code
+        delivery.error = result.error
+        delivery.duration_ms = result.duration_ms
+        schedule = retry_schedule()
+        if result.succeeded:
+            delivery.status = DeliveryStatus.DELIVERED
+            delivery.delivered_at = finished
+            delivery.next_attempt_at = None
+            if endpoint.consecutive_failures:
+                endpoint.consecutive_failures = 0
+                endpoint.save(update_fields=["consecutive_failures", "updated_at"])
+        elif delivery.round_attempts > len(schedule):
+            delivery.status = DeliveryStatus.GAVE_UP
+            delivery.next_attempt_at = None
+            endpoint.consecutive_failures += 1
+            endpoint.save(update_fields=["consecutive_failures", "updated_at"])
+            if (
+                endpoint.enabled
+                and endpoint.consecutive_failures >= settings.WEBHOOK_DISABLE_AFTER_GAVE_UP
+            ):
+                endpoint_disable(endpoint, reason=DisabledReason.FAILURES)
+        else:
+            delivery.status = DeliveryStatus.FAILED
+            delay = schedule[delivery.round_attempts - 1]
+            delivery.next_attempt_at = finished + timedelta(seconds=delay)
+            eta = delivery.next_attempt_at
+            transaction.on_commit(
+                lambda: tasks.webhook_deliver.apply_async(args=[claim.delivery_id], eta=eta)
+            )
+        delivery.save(
+            update_fields=[
+                "status",
+                "response_code",
+                "error",
+                "duration_ms",
+                "delivered_at",
+                "next_attempt_at",
+            ]
+        )
+    transaction.on_commit(lambda: _log(claim, result, delivery.status))
+    return delivery.status
+
+
+def _log(claim: Claim, result: PostResult, status: str) -> None:
+    logger.info(
+        "webhook %s attempt %s: %s (%s) %s",
+        claim.event_id,
+        claim.number,
+        status,
+        result.response_code or "-",
+        result.error or "",
+        extra={
+            "event": "webhook_attempt",
+            "webhook_event": claim.event_id,
+            "delivery": claim.delivery_id,
+            "attempt": claim.number,
+            "status": status,
+            "response_code": result.response_code,
+        },
+    )

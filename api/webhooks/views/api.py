@@ -1,0 +1,180 @@
+"""The webhooks' API: endpoints (CRUD), their delivery log, redelivery. Thin: parse, call one
+service, render. Scope "read" for reads, "order" for writes; every POST is idempotent."""
+
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.idempotency import idempotent
+from api.problems import flatten_errors, problem, validation_problem
+
+from .. import selectors
+from ..exceptions import InvalidEndpoint, WebhookError
+from ..models import WebhookDelivery, WebhookEndpoint
+from ..serializers import (
+    DeliverySerializer,
+    EndpointCreatedSerializer,
+    EndpointSerializer,
+    EndpointUpdateSerializer,
+    EndpointWriteSerializer,
+)
+from ..services import endpoints as services
+
+TAGS = ["webhooks"]
+
+
+def _parsed(serializer_class, data):
+    if not isinstance(data, dict):
+        raise validation_problem([], detail=_("Send a JSON object."))
+    serializer = serializer_class(data=data)
+    unknown = sorted(set(data) - set(serializer.fields))
+    if unknown:
+        raise validation_problem(
+            [{"field": str(name)[:100], "message": _("Unknown field.")} for name in unknown]
+        )
+    if not serializer.is_valid():
+        raise validation_problem(flatten_errors(serializer.errors))
+    return serializer.validated_data
+
+
+def _refused(exc: WebhookError):
+    if isinstance(exc, InvalidEndpoint):
+        return validation_problem([{"field": exc.field, "message": str(exc.message)}])
+    return problem(exc.status, _("Request refused"), str(exc.message), "webhook-conflict")
+
+
+def _not_found():
+    return problem(404, _("Not found"), _("No such webhook object in your account."), "not-found")
+
+
+class EndpointListView(ListAPIView):
+    required_scopes = {"GET": "read", "POST": "order"}
+    serializer_class = EndpointSerializer
+
+    def get_queryset(self):
+        return selectors.customer_endpoints(self.request.user)
+
+    @extend_schema(operation_id="webhook_endpoints_list", tags=TAGS, summary="Your endpoints")
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="webhook_endpoints_create",
+        tags=TAGS,
+        summary="Create an endpoint; the answer carries its signing secret, shown only then",
+        request=EndpointWriteSerializer,
+        responses={201: EndpointCreatedSerializer},
+    )
+    @idempotent
+    def post(self, request):
+        data = _parsed(EndpointWriteSerializer, request.data)
+        try:
+            endpoint = services.endpoint_create(
+                owner=request.user, url=data["url"], events=data["events"]
+            )
+        except WebhookError as exc:
+            raise _refused(exc) from None
+        return Response(EndpointCreatedSerializer(endpoint).data, status=status.HTTP_201_CREATED)
+
+
+class EndpointDetailView(APIView):
+    required_scopes = {"GET": "read", "PATCH": "order", "DELETE": "order"}
+
+    def _endpoint(self, request, endpoint_id: int) -> WebhookEndpoint:
+        try:
+            return selectors.customer_endpoint(request.user, endpoint_id)
+        except WebhookEndpoint.DoesNotExist:
+            raise _not_found() from None
+
+    @extend_schema(
+        operation_id="webhook_endpoints_retrieve",
+        tags=TAGS,
+        summary="One endpoint",
+        responses={200: EndpointSerializer},
+    )
+    def get(self, request, endpoint_id: int):
+        return Response(EndpointSerializer(self._endpoint(request, endpoint_id)).data)
+
+    @extend_schema(
+        operation_id="webhook_endpoints_update",
+        tags=TAGS,
+        summary="Change the URL or events, enable or disable",
+        request=EndpointUpdateSerializer,
+        responses={200: EndpointSerializer},
+    )
+    def patch(self, request, endpoint_id: int):
+        data = _parsed(EndpointUpdateSerializer, request.data)
+        try:
+            endpoint = services.endpoint_update(
+                endpoint_id=endpoint_id,
+                owner=request.user,
+                url=data.get("url"),
+                events=data.get("events"),
+            )
+            if "enabled" in data:
+                endpoint = services.endpoint_set_enabled(
+                    endpoint_id=endpoint_id, owner=request.user, enabled=data["enabled"]
+                )
+        except WebhookEndpoint.DoesNotExist:
+            raise _not_found() from None
+        except WebhookError as exc:
+            raise _refused(exc) from None
+        return Response(EndpointSerializer(endpoint).data)
+
+    @extend_schema(
+        operation_id="webhook_endpoints_destroy",
+        tags=TAGS,
+        summary="Delete an endpoint and its delivery log",
+        responses={204: OpenApiResponse(description="Deleted")},
+    )
+    def delete(self, request, endpoint_id: int):
+        try:
+            services.endpoint_delete(endpoint_id=endpoint_id, owner=request.user)
+        except WebhookEndpoint.DoesNotExist:
+            raise _not_found() from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EndpointDeliveriesView(ListAPIView):
+    required_scopes = {"GET": "read"}
+    serializer_class = DeliverySerializer
+
+    def get_queryset(self):
+        try:
+            endpoint = selectors.customer_endpoint(self.request.user, self.kwargs["endpoint_id"])
+        except WebhookEndpoint.DoesNotExist:
+            raise _not_found() from None
+        return selectors.endpoint_deliveries(endpoint)
+
+    @extend_schema(
+        operation_id="webhook_deliveries_list",
+        tags=TAGS,
+        summary="The endpoint's delivery log, newest first, with every attempt",
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class RedeliverView(APIView):
+    required_scopes = {"POST": "order"}
+
+    @extend_schema(
+        operation_id="webhook_deliveries_redeliver",
+        tags=TAGS,
+        summary="Send this delivery's event again now (same event id)",
+        request=None,
+        responses={202: DeliverySerializer},
+    )
+    @idempotent
+    def post(self, request, delivery_id: int):
+        try:
+            services.delivery_redeliver(delivery_id=delivery_id, owner=request.user)
+        except WebhookDelivery.DoesNotExist:
+            raise _not_found() from None
+        except WebhookError as exc:
+            raise _refused(exc) from None
+        delivery = selectors.customer_deliveries(request.user).get(pk=delivery_id)
+        return Response(DeliverySerializer(delivery).data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,54 @@
+"""The outbox: domain events written in the transaction that causes them.
+
+A row is the event's one durable copy; its `event_id` is the id every receiver sees, however
+many times the event is delivered. `dispatched_at` is set once the handlers of OUTBOX_HANDLERS
+(webhooks: the fan-out to endpoints) have taken it, in the same transaction.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class OutboxEvent(models.Model):
+    event_id = models.UUIDField(_("event id"), default=uuid.uuid4, unique=True, editable=False)
+    event_type = models.CharField(_("type"), max_length=40)
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="outbox_events",
+        verbose_name=_("account"),
+    )
+    payload = models.JSONField(_("data"), encoder=DjangoJSONEncoder)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    dispatched_at = models.DateTimeField(_("dispatched"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("outbox event")
+        verbose_name_plural = _("outbox events")
+        ordering = ("created_at", "pk")
+        indexes = [
+            models.Index(
+                fields=("created_at",),
+                name="outbox_undispatched",
+                condition=Q(dispatched_at__isnull=True),
+            ),
+            models.Index(fields=("account", "-created_at"), name="outbox_account_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.event_id}"
+
+    def envelope(self) -> dict:
+        """What a receiver gets: the same for every delivery of this event."""
+        return {
+            "id": str(self.event_id),
+            "type": self.event_type,
+            "created": self.created_at.isoformat(),
+            "data": self.payload,
+        }

@@ -1,0 +1,89 @@
+"""Writing events to the outbox and handing them to their handlers after the commit.
+
+`outbox_emit` is called inside the transaction that changes the state the event describes:
+the event commits with the change or not at all. The dispatch is queued after the commit; a
+dispatch lost with a worker or a broker message is done again by `outbox_dispatch_pending`
+(the webhooks' minute sweep calls it), and `outbox_dispatch` does each event once whatever the
+number of calls (row lock + `dispatched_at`).
+"""
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from .models import OutboxEvent
+
+
+def _account_id(account) -> int:
+    return account if isinstance(account, int) else account.pk
+
+
+def outbox_emit(*, event_type: str, account, payload: dict) -> OutboxEvent:
+    """Write one event for `account` (a user or its id) and queue its dispatch after the
+    commit. Callable inside any transaction (also outside one: then it commits at once)."""
+    (event,) = outbox_emit_many([(event_type, account, payload)])
+    return event
+
+
+def outbox_emit_many(events: Iterable[tuple[str, object, dict]]) -> list[OutboxEvent]:
+    """`outbox_emit` for many events at once: one INSERT whatever their number."""
+    from . import tasks
+
+    rows = [
+        OutboxEvent(event_type=event_type, account_id=_account_id(account), payload=payload)
+        for event_type, account, payload in events
+    ]
+    if not rows:
+        return []
+    with transaction.atomic():
+        created = OutboxEvent.objects.bulk_create(rows)
+        for event in created:
+            tasks.outbox_dispatch.delay_on_commit(event.pk)
+    return created
+
+
+def handlers() -> Sequence:
+    return [import_string(path) for path in settings.OUTBOX_HANDLERS]
+
+
+def outbox_dispatch(*, event_pk: int) -> bool:
+    """Hand one event to every handler, once; True when it was dispatched now.
+
+    The handlers run in this transaction, under the event's row lock: they write what they
+    need (delivery rows) and queue their own tasks on commit. A second call waits for the
+    first, then finds `dispatched_at` set and does nothing.
+    """
+    with transaction.atomic():
+        event = (
+            OutboxEvent.objects.select_for_update(of=("self",))
+            .filter(pk=event_pk, dispatched_at__isnull=True)
+            .first()
+        )
+        if event is None:
+            return False
+        for handler in handlers():
+            handler(event)
+        event.dispatched_at = timezone.now()
+        event.save(update_fields=["dispatched_at"])
+    return True
+
+
+# An event is queued for dispatch at its commit; the sweep takes only those older than this,
+# so it does not race every fresh dispatch.
+DISPATCH_GRACE = timedelta(seconds=30)
+
+
+def outbox_dispatch_pending(*, now: datetime | None = None, limit: int = 500) -> list[int]:
+    """Dispatch the events never dispatched (a lost task, a worker killed before it ran);
+    the pks dispatched now."""
+    now = now or timezone.now()
+    pending = (
+        OutboxEvent.objects.filter(dispatched_at__isnull=True, created_at__lte=now - DISPATCH_GRACE)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return [pk for pk in list(pending) if outbox_dispatch(event_pk=pk)]

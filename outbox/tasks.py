@@ -1,0 +1,11 @@
+"""Thin Celery tasks over outbox.services."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
+def outbox_dispatch(event_pk: int) -> bool:
+    """Hand one committed event to its handlers (once; a repeat does nothing)."""
+    return services.outbox_dispatch(event_pk=event_pk)

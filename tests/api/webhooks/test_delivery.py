@@ -1,0 +1,258 @@
+"""Webhooks against a real local HTTP receiver: signed, redelivered with backoff after a 500,
+given up after the schedule, the endpoint then disabled with an email and a banner; manual
+redelivery. The clock of the retries is driven by calling the sweep with `now=`."""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.urls import reverse
+
+from api.webhooks.models import DeliveryStatus, DisabledReason, WebhookDelivery
+from api.webhooks.services.endpoints import delivery_redeliver, endpoint_set_enabled
+from api.webhooks.services.sweep import webhooks_sweep
+from outbox import events
+from outbox.models import OutboxEvent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def credited(credit, django_capture_on_commit_callbacks):
+    """credited(customer, "25.00") credits the balance and runs what follows the commit
+    (dispatch, first delivery attempt) as the worker would."""
+
+    def give(customer, amount: str = "25.00"):
+        with django_capture_on_commit_callbacks(execute=True):
+            credit(customer, amount)
+        return OutboxEvent.objects.filter(
+            account=customer, event_type=events.BALANCE_CREDITED
+        ).latest("pk")
+
+    return give
+
+
+def test_each_request_is_signed_with_the_endpoint_secret(
+    customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+
+    event = credited(customer, "25.00")
+
+    (request,) = receiver.received
+    assert request.signature_ok is True
+    assert request.headers["Webhook-Id"] == str(event.event_id)
+    assert request.headers["Content-Type"] == "application/json"
+    body = request.event
+    assert body["id"] == str(event.event_id)
+    assert body["type"] == "balance.credited"
+    assert body["data"]["credit"]["amount_usd"] == "25.00"
+    assert body["data"]["credit"]["kind"] == "adjustment"
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    assert (delivery.status, delivery.response_code, delivery.attempts) == ("delivered", 200, 1)
+    assert delivery.attempt_log.get().succeeded is True
+
+
+def test_a_tampered_body_or_another_secret_fails_verification(
+    customer, receiver, endpoint_for, credited
+):
+    from .receiver import verify_signature
+
+    endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    credited(customer)
+    (request,) = receiver.received
+    now = int(request.headers["Webhook-Timestamp"])
+    secret = receiver.secrets["/hook"]
+    assert verify_signature(secret, request.body, request.headers, now)
+    assert not verify_signature(
+        secret, request.body.replace(b"25.00", b"99.00"), request.headers, now
+    )
+    assert not verify_signature("whsec_other", request.body, request.headers, now)
+    assert not verify_signature(secret, request.body, request.headers, now + 301)  # too old
+
+
+def test_an_event_goes_only_to_endpoints_subscribed_to_its_type(
+    customer, make_customer, receiver, endpoint_for, credited
+):
+    endpoint_for(customer, "/orders-only", events=[events.ORDER_PAID])
+    endpoint_for(customer, "/credits", events=[events.BALANCE_CREDITED])
+    other = make_customer()
+    endpoint_for(other, "/other-customer", events=[events.BALANCE_CREDITED])
+
+    credited(customer)
+
+    assert [r.path for r in receiver.received] == ["/credits"]
+
+
+def test_a_500_is_retried_after_10_seconds_with_the_same_event_id(
+    customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500]
+
+    event = credited(customer)
+
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.response_code == 500
+    first = delivery.last_attempt_at
+    assert timedelta(seconds=10) <= delivery.next_attempt_at - first <= timedelta(seconds=12)
+    # Not yet due: the sweep sends nothing.
+    assert webhooks_sweep(now=first + timedelta(seconds=5)).queued == []
+    assert len(receiver.received) == 1
+
+    report = webhooks_sweep(now=delivery.next_attempt_at + timedelta(seconds=1))
+
+    assert report.queued == [delivery.pk]
+    assert [r.status for r in receiver.received] == [500, 200]
+    assert {r.headers["Webhook-Id"] for r in receiver.received} == {str(event.event_id)}
+    assert receiver.received[0].body == receiver.received[1].body
+    assert all(r.signature_ok for r in receiver.received)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == ("delivered", 2, None)
+    assert [(a.number, a.response_code, a.succeeded) for a in delivery.attempt_log.all()] == [
+        (1, 500, False),
+        (2, 200, True),
+    ]
+
+
+@pytest.fixture
+def drive_until_final(django_capture_on_commit_callbacks):
+    def drive(delivery: WebhookDelivery) -> list[int]:
+        with django_capture_on_commit_callbacks(execute=True):
+            return _drive(delivery)
+
+    return drive
+
+
+def _drive(delivery: WebhookDelivery, limit: int = 20) -> list[int]:
+    """Sweep at each next attempt's time until the delivery is final; the gaps in seconds."""
+    gaps = []
+    for _round in range(limit):
+        delivery.refresh_from_db()
+        if delivery.next_attempt_at is None:
+            return gaps
+        gaps.append(round((delivery.next_attempt_at - delivery.last_attempt_at).total_seconds()))
+        webhooks_sweep(now=delivery.next_attempt_at + timedelta(milliseconds=1))
+    raise AssertionError("the delivery never became final")
+
+
+def test_after_the_whole_schedule_it_gives_up_and_the_endpoint_is_disabled_with_an_email(
+    customer, client, receiver, endpoint_for, credited, settings, drive_until_final
+):
+    settings.WEBHOOK_DISABLE_AFTER_GAVE_UP = 1
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [503] * 50
+
+    credited(customer)
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    gaps = drive_until_final(delivery)
+
+    assert gaps == [10, 60, 600, 600, 600, 600, 600, 600]
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.GAVE_UP
+    assert delivery.attempts == 9 and len(receiver.received) == 9
+    endpoint.refresh_from_db()
+    assert endpoint.enabled is False
+    assert endpoint.disabled_reason == DisabledReason.FAILURES
+    (email,) = mail.outbox
+    assert email.to == [customer.email]
+    assert "disabled" in email.subject
+    assert endpoint.url in email.body
+    # The page says so.
+    client.force_login(customer)
+    page = client.get(reverse("webhooks:endpoint_detail", kwargs={"endpoint_id": endpoint.pk}))
+    assert 'data-field="disabled-banner"' in page.content.decode()
+    # Nothing more goes to it, and a later event is not queued for it.
+    credited(customer, "5.00")
+    assert len(receiver.received) == 9
+    assert WebhookDelivery.objects.filter(endpoint=endpoint).count() == 1
+
+
+def test_the_disable_email_is_in_the_owners_language(
+    make_customer, receiver, endpoint_for, credited, settings, drive_until_final
+):
+    settings.WEBHOOK_DISABLE_AFTER_GAVE_UP = 1
+    customer = make_customer(language="it")
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500] * 50
+    credited(customer)
+    drive_until_final(WebhookDelivery.objects.get(endpoint=endpoint))
+    (email,) = mail.outbox
+    assert "disabilitato" in email.subject.lower()
+
+
+def test_three_events_given_up_in_a_row_disable_the_endpoint_by_default(
+    customer, receiver, endpoint_for, credited, drive_until_final
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500] * 100
+    for number in range(3):
+        credited(customer, "1.00")
+        endpoint.refresh_from_db()
+        assert endpoint.enabled is True, f"disabled after {number} events"
+        drive_until_final(WebhookDelivery.objects.filter(endpoint=endpoint).latest("pk"))
+    endpoint.refresh_from_db()
+    assert (endpoint.enabled, endpoint.consecutive_failures) == (False, 3)
+    assert len(mail.outbox) == 1
+
+
+def test_a_delivered_event_resets_the_failure_count(
+    customer, receiver, endpoint_for, credited, drive_until_final
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500] * 9
+    credited(customer, "1.00")
+    drive_until_final(WebhookDelivery.objects.get(endpoint=endpoint))
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 1
+    credited(customer, "2.00")  # answered 200
+    endpoint.refresh_from_db()
+    assert (endpoint.consecutive_failures, endpoint.enabled) == (0, True)
+
+
+def test_manual_redelivery_sends_the_same_event_again_and_is_refused_while_disabled(
+    customer, receiver, endpoint_for, credited, django_capture_on_commit_callbacks
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    event = credited(customer)
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        delivery_redeliver(delivery_id=delivery.pk, owner=customer)
+
+    assert [r.headers["Webhook-Id"] for r in receiver.received] == [str(event.event_id)] * 2
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("delivered", 2)
+
+    endpoint_set_enabled(endpoint_id=endpoint.pk, owner=customer, enabled=False)
+    from api.webhooks.exceptions import EndpointDisabled
+
+    with pytest.raises(EndpointDisabled):
+        delivery_redeliver(delivery_id=delivery.pk, owner=customer)
+    assert len(receiver.received) == 2
+
+
+def test_another_customers_delivery_cannot_be_redelivered(
+    customer, make_customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    credited(customer)
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    with pytest.raises(WebhookDelivery.DoesNotExist):
+        delivery_redeliver(delivery_id=delivery.pk, owner=make_customer())
+    assert WebhookDelivery.objects.get(pk=delivery.pk).attempts == 1
+
+
+def test_a_receiver_that_is_down_is_a_failed_attempt_not_a_crash(
+    customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    port = receiver.port
+    receiver.server.shutdown()
+    receiver.server.server_close()
+    credited(customer)
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.response_code is None
+    assert str(port) in delivery.error or "refused" in delivery.error.lower()
