@@ -8,11 +8,20 @@ response, so the result and the record of it commit together: the same key and t
 true`); another body gets 422. A view that fails with a 5xx releases the claim, so a retry runs
 again. A claim left by a dead process is taken over after API_IDEMPOTENCY_CLAIM_SECONDS. Keys
 are scoped per token owner and purged after API_IDEMPOTENCY_KEY_HOURS (beat: api.tasks).
+
+Each claim is its `claimed_at`: a request stores its response, or releases the key, only
+where the row still holds its own claim. A request that ran longer than
+API_IDEMPOTENCY_CLAIM_SECONDS and was taken over therefore finds no row: its transaction is
+rolled back (nothing it did commits) and it answers 409 like a request in flight; the retry
+replays the result of the request that took over. Keep API_IDEMPOTENCY_CLAIM_SECONDS (300)
+well above the longest a request may run, the web worker's timeout (gunicorn --timeout,
+30 s by default), so that a take-over only ever meets a dead request.
 """
 
 import functools
 import hashlib
 import json
+import logging
 import re
 from datetime import timedelta
 
@@ -33,6 +42,12 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 KEY_PATTERN = re.compile(r"[\x20-\x7e]{1,255}")
 # Response headers kept with the response and replayed with it.
 KEPT_HEADERS = ("Location",)
+
+logger = logging.getLogger(__name__)
+
+
+class _ClaimLost(Exception):
+    """Our claim was taken over while the view ran: roll its work back."""
 
 
 class _ViewFailed(Exception):
@@ -88,13 +103,35 @@ def _claim(request: Request, key: str, digest: str) -> IdempotencyKey | None:
 
 
 def _take_over_stale(row: IdempotencyKey) -> bool:
-    """Claim a key whose request died without finishing (one taker wins)."""
+    """Claim a key whose request died without finishing (one taker wins); the row then
+    carries our claim."""
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.API_IDEMPOTENCY_CLAIM_SECONDS)
-    return bool(
-        IdempotencyKey.objects.filter(
-            pk=row.pk, completed_at__isnull=True, claimed_at__lte=stale_before
-        ).update(claimed_at=now)
+    taken = IdempotencyKey.objects.filter(
+        pk=row.pk, completed_at__isnull=True, claimed_at__lte=stale_before
+    ).update(claimed_at=now)
+    if taken:
+        row.claimed_at = now
+    return bool(taken)
+
+
+def _ours(row: IdempotencyKey):
+    """The key's row while it still holds our claim (not taken over, not finished)."""
+    return IdempotencyKey.objects.filter(
+        pk=row.pk, claimed_at=row.claimed_at, completed_at__isnull=True
+    )
+
+
+def _in_use(request: Request) -> HttpResponse:
+    return problem_response(
+        Problem(
+            409,
+            _("Request in progress"),
+            _("A request with this Idempotency-Key is still being processed. Retry shortly."),
+            "idempotency-key-in-use",
+            headers={"Retry-After": "1"},
+        ),
+        request.path,
     )
 
 
@@ -133,16 +170,7 @@ def _existing(request: Request, key: str, digest: str):
         return _replay(row)
     if _take_over_stale(row):
         return row
-    return problem_response(
-        Problem(
-            409,
-            _("Request in progress"),
-            _("A request with this Idempotency-Key is still being processed. Retry shortly."),
-            "idempotency-key-in-use",
-            headers={"Retry-After": "1"},
-        ),
-        request.path,
-    )
+    return _in_use(request)
 
 
 def _rendered(response) -> tuple[bytes, str]:
@@ -156,13 +184,15 @@ def _rendered(response) -> tuple[bytes, str]:
 def _finish(row: IdempotencyKey, response) -> HttpResponse:
     body, content_type = _rendered(response)
     kept = {name: response[name] for name in KEPT_HEADERS if name in response}
-    IdempotencyKey.objects.filter(pk=row.pk).update(
+    stored = _ours(row).update(
         response_status=response.status_code,
         response_body=body,
         response_content_type=content_type,
         response_headers=kept,
         completed_at=timezone.now(),
     )
+    if not stored:
+        raise _ClaimLost
     # The first answer is the bytes that will be replayed.
     final = HttpResponse(body, status=response.status_code, content_type=content_type)
     for name, value in response.items():
@@ -212,11 +242,19 @@ def _idempotent_call(request: Request, call):
             if response.status_code >= 500:
                 raise _ViewFailed(response)
             return _finish(row, response)
+    except _ClaimLost:
+        logger.warning(
+            "Idempotency-Key of user %s on %s was taken over while its request ran; "
+            "the request was rolled back.",
+            request.user.pk,
+            request.path,
+        )
+        return _in_use(request)
     except _ViewFailed as failed:
-        IdempotencyKey.objects.filter(pk=row.pk, completed_at__isnull=True).delete()
+        _ours(row).delete()
         return failed.response
     except BaseException:
-        IdempotencyKey.objects.filter(pk=row.pk, completed_at__isnull=True).delete()
+        _ours(row).delete()
         raise
 
 

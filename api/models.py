@@ -79,7 +79,8 @@ class ApiToken(models.Model):
 
     @property
     def scope_labels(self) -> list[str]:
-        return [scope for scope in SCOPE_ORDER if scope in self.scope_set]
+        """The translated labels of the token's scopes, in SCOPE_ORDER (for the account page)."""
+        return [Scope(scope).label for scope in SCOPE_ORDER if scope in self.scope_set]
 
     def is_live(self, now=None) -> bool:
         now = now or timezone.now()

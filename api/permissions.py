@@ -1,5 +1,10 @@
 """Scopes: a view declares `required_scopes = {"GET": "read", "POST": "order"}` (HTTP method
-→ scope); a token without that scope gets 403."""
+→ scope); a token without that scope gets 403.
+
+OPTIONS (DRF's description of the view; it changes nothing) is answered for any valid token:
+the actions it lists are checked per method, so it shows only what the token may do. HEAD
+needs what GET needs, and a view without GET answers HEAD with 405 like any other method it
+does not have."""
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
@@ -7,8 +12,8 @@ from rest_framework.permissions import BasePermission
 
 from .models import ApiToken
 
-# HEAD and OPTIONS need what GET needs.
-_AS_GET = frozenset({"HEAD", "OPTIONS"})
+# Answered for any authenticated token.
+_ANY_SCOPE = frozenset({"OPTIONS"})
 
 
 def required_scope(view, method: str) -> str | None:
@@ -17,7 +22,7 @@ def required_scope(view, method: str) -> str | None:
         raise ImproperlyConfigured(
             f"{type(view).__name__} must declare required_scopes (HTTP method -> scope)."
         )
-    if method in _AS_GET and method not in scopes:
+    if method == "HEAD" and method not in scopes:
         method = "GET"
     return scopes.get(method)
 
@@ -30,8 +35,11 @@ class HasScope(BasePermission):
         if not isinstance(token, ApiToken):
             return False  # DRF answers 401 (no credentials) for an unauthenticated request
         method = request.method.upper()
-        if not hasattr(view, method.lower()) and method not in _AS_GET:
-            return True  # the view answers 405 for a method it does not have
+        if method in _ANY_SCOPE:
+            return True
+        # Django gives a view with `get` a `head`; without it the view answers 405.
+        if not hasattr(view, method.lower()):
+            return True
         scope = required_scope(view, method)
         if scope is None:
             raise ImproperlyConfigured(

@@ -7,6 +7,7 @@ dispatch lost with a worker or a broker message is done again by `outbox_dispatc
 number of calls (row lock + `dispatched_at`).
 """
 
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
@@ -16,6 +17,8 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from .models import OutboxEvent
+
+logger = logging.getLogger(__name__)
 
 
 def _account_id(account) -> int:
@@ -79,11 +82,23 @@ DISPATCH_GRACE = timedelta(seconds=30)
 
 def outbox_dispatch_pending(*, now: datetime | None = None, limit: int = 500) -> list[int]:
     """Dispatch the events never dispatched (a lost task, a worker killed before it ran);
-    the pks dispatched now."""
+    the pks dispatched now. A handler raising for one event rolls back that event's dispatch
+    alone: it is logged, left pending (tried again at the next call) and the others go on."""
     now = now or timezone.now()
     pending = (
         OutboxEvent.objects.filter(dispatched_at__isnull=True, created_at__lte=now - DISPATCH_GRACE)
         .order_by("created_at", "pk")
-        .values_list("pk", flat=True)[:limit]
+        .values_list("pk", "event_id")[:limit]
     )
-    return [pk for pk in list(pending) if outbox_dispatch(event_pk=pk)]
+    dispatched = []
+    for pk, event_id in list(pending):
+        try:
+            if outbox_dispatch(event_pk=pk):
+                dispatched.append(pk)
+        except Exception:
+            logger.exception(
+                "outbox event %s: a handler failed; left pending",
+                event_id,
+                extra={"event": "outbox_dispatch_failed", "outbox_event": str(event_id)},
+            )
+    return dispatched

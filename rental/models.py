@@ -127,6 +127,9 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 # Statuses whose order holds lots without cards allocated yet (see rental.capacity).
 HOLDING_STATUSES = frozenset({OrderStatus.AWAITING_PAYMENT, OrderStatus.PAYMENT_REVIEW})
 CANCELLABLE_BY_CUSTOMER = frozenset({OrderStatus.AWAITING_PAYMENT})
+# The hosts and cards of the order are shown to its customer, on its page and in the API
+# (with the SSH commands while active).
+ACCESS_STATUSES = frozenset({OrderStatus.ACTIVE, OrderStatus.ENDED})
 KEY_EDITABLE_STATUSES = frozenset(
     {
         OrderStatus.AWAITING_PAYMENT,

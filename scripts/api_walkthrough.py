@@ -136,7 +136,7 @@ def main() -> int:
     quote = api(base, token, "POST", "/api/v1/quote/", configuration)
     print(
         f"2. quote: {quote['lots']} × {quote['lot_price_usd']} USD = {quote['total_usd']} USD "
-        f"({quote['total_cards']} cards, {quote['duration_days']} days)"
+        f"(cards: {quote['total_cards']}, days: {quote['duration_days']})"
     )
     order = api(base, token, "POST", "/api/v1/orders/", configuration)
     print(f"3. order {order['reference']} (id {order['id']}): {order['status']}")

@@ -21,9 +21,8 @@ from pilot.selectors import order_timeline
 from rental import selectors, services
 from rental.exceptions import PriceUnavailable
 from rental.forms import OrderConfigurationForm, OrderSshKeyForm
-from rental.models import Order
+from rental.models import ACCESS_STATUSES, Order
 from rental.services.provisioning import order_set_ssh_key
-from rental.views.customer import ACCESS_STATUSES
 
 from .common import no_order
 from .input import bind

@@ -29,3 +29,11 @@ class EndpointDisabled(WebhookError):
 class TooManyEndpoints(WebhookError):
     message = _("An account can have at most 10 webhook endpoints.")
     status = 409
+
+
+class AttemptInFlight(WebhookError):
+    message = _(
+        "An attempt of this delivery is in progress: wait for its result, then redeliver"
+        " if it failed."
+    )
+    status = 409

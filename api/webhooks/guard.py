@@ -1,15 +1,18 @@
 """The address guard: webhooks never reach into our own network.
 
 In production (WEBHOOK_ALLOW_PRIVATE_ADDRESSES off) a URL is refused when its host is, or
-resolves to, any address that is loopback, private, link-local, multicast, reserved or
+resolves to, any address that is loopback, private, link-local, site-local, multicast, reserved or
 unspecified (IPv4 and IPv6, IPv4-mapped IPv6 judged as the IPv4 inside). Every address
 getaddrinfo returns must pass, and the delivery connects to one of those checked addresses
 (never resolving again), so a DNS answer that changes between check and connect cannot
-slip through. Checked when an endpoint is saved and again at every delivery.
+slip through. Checked when an endpoint is saved and again at every delivery. The lookup has
+a time limit (getaddrinfo has none of its own): a slow DNS answer is a refusal.
 """
 
 import ipaddress
+import queue
 import socket
+import threading
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -19,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 ALLOWED_SCHEMES = ("http", "https")
 MAX_URL_LENGTH = 500
+RESOLVE_TIMEOUT_SECONDS = 5.0
 
 
 class AddressRefused(Exception):
@@ -49,7 +53,7 @@ def is_forbidden(address: IPAddress) -> bool:
         mapped = address.ipv4_mapped or address.sixtofour
         if mapped is not None and is_forbidden(mapped):
             return True
-        if address.teredo is not None:
+        if address.teredo is not None or address.is_site_local:
             return True
     return (
         address.is_loopback
@@ -86,11 +90,29 @@ def parse(url: str) -> tuple[str, str, int, str]:
     return parts.scheme, parts.hostname, port or default, path
 
 
-def resolve(host: str, port: int) -> tuple[str, ...]:
+def _getaddrinfo(host: str, port: int, timeout: float) -> list:
+    """getaddrinfo in a daemon thread, waited for at most `timeout` seconds (a lookup that
+    hangs is left to finish on its own)."""
+    answer: queue.Queue = queue.Queue(maxsize=1)
+
+    def lookup() -> None:
+        try:
+            answer.put(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except (UnicodeError, OSError) as exc:
+            answer.put(exc)
+
+    threading.Thread(target=lookup, daemon=True, name="webhook-dns").start()
     try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError, OSError):
-        raise AddressRefused(_("The host name of this URL does not resolve.")) from None
+        found = answer.get(timeout=max(timeout, 0.001))
+    except queue.Empty:
+        raise AddressRefused(_("The host name of this URL did not resolve in time.")) from None
+    if isinstance(found, Exception):
+        raise AddressRefused(_("The host name of this URL does not resolve."))
+    return found
+
+
+def resolve(host: str, port: int, *, timeout: float = RESOLVE_TIMEOUT_SECONDS) -> tuple[str, ...]:
+    infos = _getaddrinfo(host, port, timeout)
     addresses: list[str] = []
     for _family, _type, _proto, _name, sockaddr in infos:
         address = sockaddr[0].split("%", 1)[0]  # an IPv6 zone id
@@ -101,12 +123,15 @@ def resolve(host: str, port: int) -> tuple[str, ...]:
     return tuple(addresses)
 
 
-def check(url: str, *, allow_private: bool | None = None) -> Target:
-    """The URL's target with its checked addresses; AddressRefused when it may not be used."""
+def check(
+    url: str, *, allow_private: bool | None = None, timeout: float = RESOLVE_TIMEOUT_SECONDS
+) -> Target:
+    """The URL's target with its checked addresses; AddressRefused when it may not be used
+    (also when the host name does not resolve within `timeout` seconds)."""
     if allow_private is None:
         allow_private = settings.WEBHOOK_ALLOW_PRIVATE_ADDRESSES
     scheme, host, port, path = parse(url)
-    addresses = resolve(host, port)
+    addresses = resolve(host, port, timeout=timeout)
     if not allow_private:
         for address in addresses:
             if is_forbidden(ipaddress.ip_address(address)):

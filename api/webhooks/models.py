@@ -129,6 +129,30 @@ class WebhookDelivery(models.Model):
     def __str__(self) -> str:
         return f"{self.event_id} → {self.endpoint_id}: {self.status}"
 
+    @property
+    def event_label(self):
+        """The event's type in words (the type itself if unknown)."""
+        return EVENT_TYPES.get(self.event.event_type, self.event.event_type)
+
+    @property
+    def retry_scheduled(self) -> bool:
+        """Failed, with a next attempt planned (not paused, not final)."""
+        return self.status == DeliveryStatus.FAILED and self.next_attempt_at is not None
+
+    def attempt_in_flight(self, now=None) -> bool:
+        """An attempt was claimed, is not recorded yet, and its lease is live (after the
+        lease its worker is taken for dead, and the sweep sends the delivery again)."""
+        from django.utils import timezone
+
+        now = now or timezone.now()
+        return (
+            self.status in OPEN_STATUSES
+            and self.attempts > 0
+            and self.next_attempt_at is not None
+            and self.next_attempt_at > now
+            and not WebhookAttempt.objects.filter(delivery=self, number=self.attempts).exists()
+        )
+
 
 class WebhookAttempt(models.Model):
     """One POST of a delivery (what the log shows under it)."""

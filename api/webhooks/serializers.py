@@ -32,7 +32,13 @@ class EndpointSerializer(serializers.ModelSerializer):
 class EndpointCreatedSerializer(EndpointSerializer):
     """The answer to a creation: the only time the secret is shown."""
 
-    secret = serializers.CharField(help_text="The signing secret. Shown once: store it now.")
+    secret = serializers.CharField(
+        allow_null=True,
+        help_text=(
+            "The signing secret. Shown once: store it now. Null in a replayed answer "
+            "(Idempotent-Replayed: true): the secret is not kept with it."
+        ),
+    )
 
     class Meta(EndpointSerializer.Meta):
         fields = (*EndpointSerializer.Meta.fields, "secret")

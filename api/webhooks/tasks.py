@@ -1,7 +1,5 @@
 """Thin Celery tasks: they take ids and call one service."""
 
-from datetime import datetime
-
 from celery import shared_task
 
 from .services import delivery, emails, sweep
@@ -9,10 +7,10 @@ from .services import delivery, emails, sweep
 
 @shared_task(acks_late=True)
 def webhook_deliver(delivery_id: int, as_of: str | None = None) -> str | None:
-    """One attempt of a delivery, if it is due (a repeat or an early task does nothing).
-    `as_of` (ISO 8601): the clock of whoever queued it (the sweep)."""
-    now = datetime.fromisoformat(as_of) if as_of else None
-    return delivery.delivery_attempt(delivery_id=delivery_id, now=now)
+    """One attempt of a delivery, if it is due (a repeat or an early task does nothing), on
+    the real clock: a message that waited in a backlog signs and leases with the time it
+    runs at. `as_of` is ignored (messages queued by older versions carry it)."""
+    return delivery.delivery_attempt(delivery_id=delivery_id)
 
 
 @shared_task(acks_late=True)

@@ -366,6 +366,9 @@ OUTBOX_HANDLERS = ["api.webhooks.services.fanout.webhook_fan_out"]
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", False)
 WEBHOOK_CONNECT_TIMEOUT_SECONDS = 3.0
 WEBHOOK_READ_TIMEOUT_SECONDS = 5.0
+# The whole attempt (DNS, connect, request, answer) ends by then whatever the receiver does;
+# the attempt's lease (when the sweep may send it again) is this plus 30 s.
+WEBHOOK_ATTEMPT_DEADLINE_SECONDS = 15.0
 WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024  # read, then discarded
 # Redeliveries after a failed attempt: 10 s, 1 min, then 6 × 10 min; then the delivery gives up.
 WEBHOOK_RETRY_SCHEDULE_SECONDS = (10, 60, *(600,) * 6)
@@ -382,6 +385,8 @@ ORDER_DURATIONS_DAYS = (3, 7, 30)
 API_RATE_LIMIT = env("API_RATE_LIMIT", "120/min")
 API_IDEMPOTENCY_KEY_HOURS = 24
 # A claimed key whose request never finished (its process died) is taken over after this.
+# Keep it well above the web worker's timeout (gunicorn --timeout, 30 s by default); a request
+# that outlives its claim anyway is rolled back when it finishes (api.idempotency).
 API_IDEMPOTENCY_CLAIM_SECONDS = 300
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.authentication.BearerTokenAuthentication"],

@@ -16,7 +16,7 @@ from accounts.ssh_keys import stored_ssh_key
 from .. import selectors, services
 from ..exceptions import PriceUnavailable, RentalError
 from ..forms import OrderConfigurationForm, OrderSshKeyForm
-from ..models import Duration, Order, OrderStatus, Preparation
+from ..models import ACCESS_STATUSES, Duration, Order, OrderStatus, Preparation
 from ..services.provisioning import order_set_ssh_key
 
 CONFIGURE_TEMPLATE = "rental/configure.html"
@@ -25,8 +25,6 @@ ORDER_STATUS_TEMPLATE = "rental/_order_status.html"
 ORDERS_PER_PAGE = 25
 # While these last, the order page asks for its status every few seconds.
 POLLED_STATUSES = frozenset({OrderStatus.PAID, OrderStatus.PROVISIONING})
-# The hosts and cards of the order are shown (with the SSH commands while active).
-ACCESS_STATUSES = frozenset({OrderStatus.ACTIVE, OrderStatus.ENDED})
 
 
 @require_GET

@@ -5,10 +5,17 @@ WEBHOOK_RETRY_SCHEDULE_SECONDS (10 s, 1 min, then 6 × 10 min); when the last on
 delivery has given up. WEBHOOK_DISABLE_AFTER_GAVE_UP deliveries given up in a row (no
 delivered event between them) disable the endpoint, and the owner is emailed.
 
-A claim sets `next_attempt_at` to a lease (ATTEMPT_LEASE): a worker killed during the POST
-leaves the delivery due again once the lease passes, and the minute sweep sends it then, with
-the same event id. So every event is delivered at least once; receivers deduplicate by
-`Webhook-Id`.
+An attempt (DNS, connect, request, answer) is over by WEBHOOK_ATTEMPT_DEADLINE_SECONDS.
+A claim sets `next_attempt_at` to a lease (`attempt_lease()`: the deadline plus LEASE_SLACK),
+so nothing sends the delivery again while its attempt can still be running: the sweep waits
+for the lease, a manual redelivery is refused (AttemptInFlight) until the attempt is
+recorded. A worker killed during the POST leaves the delivery due again once the lease
+passes, and the minute sweep sends it then, with the same event id. So every event is
+delivered at least once; receivers deduplicate by `Webhook-Id`.
+
+The clock: the task runs on the real clock (a message that waited in a backlog claims, signs
+and schedules with the time it runs at); tests pass `now=` to `delivery_attempt` to drive
+the schedule, and the signature's timestamp is always the real time.
 """
 
 import logging
@@ -30,12 +37,12 @@ from ..models import (
     WebhookDelivery,
 )
 from .endpoints import endpoint_disable, retry_schedule
-from .http import PostResult, post
+from .http import PostResult, attempt_deadline, deadline_error, post
 
 logger = logging.getLogger(__name__)
 
-# Longer than a whole attempt can take (connect 3 s + read 5 s per address, and slack).
-ATTEMPT_LEASE = timedelta(seconds=60)
+# How much longer than the attempt's deadline its lease runs (the recording, a slow database).
+LEASE_SLACK = timedelta(seconds=30)
 # A task queued for a moment runs a little early or late; this much early still counts.
 CLOCK_SLACK = timedelta(seconds=1)
 
@@ -70,7 +77,7 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
         delivery.attempts += 1
         delivery.round_attempts += 1
         delivery.last_attempt_at = now
-        delivery.next_attempt_at = now + ATTEMPT_LEASE
+        delivery.next_attempt_at = now + attempt_lease()
         delivery.save(
             update_fields=["attempts", "round_attempts", "last_attempt_at", "next_attempt_at"]
         )
@@ -84,45 +91,57 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
         )
 
 
-def _send(claim: Claim, now: datetime) -> PostResult:
+def attempt_lease() -> timedelta:
+    return timedelta(seconds=float(settings.WEBHOOK_ATTEMPT_DEADLINE_SECONDS)) + LEASE_SLACK
+
+
+def _send(claim: Claim) -> PostResult:
     started = time.monotonic()
+    deadline = attempt_deadline(started)
     try:
-        target = guard.check(claim.url)
+        target = guard.check(claim.url, timeout=deadline - time.monotonic())
     except guard.AddressRefused as refused:
         return PostResult(
             None, str(refused.message)[:500], int((time.monotonic() - started) * 1000)
         )
+    if time.monotonic() >= deadline:
+        return PostResult(None, deadline_error(), int((time.monotonic() - started) * 1000))
     headers = signing.headers(
         secret=claim.secret,
         event_id=claim.event_id,
-        timestamp=int(now.timestamp()),
+        timestamp=int(time.time()),  # the real time, whatever clock drives the schedule
         body=claim.body,
     )
-    return post(target, claim.body, headers)
+    return post(target, claim.body, headers, deadline=deadline)
 
 
 def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | None:
     """Make the delivery's next attempt if it is due at `now` (the real clock by default);
     the status it has after, or None when there was nothing to do (not due, done already,
-    endpoint disabled, another worker on it)."""
+    endpoint disabled, another worker on it) or its endpoint was deleted meanwhile."""
     now = now or timezone.now()
     claim = _claim(delivery_id, now)
     if claim is None:
         return None
-    result = _send(claim, now)
+    result = _send(claim)
     return _record(claim, result, now)
 
 
-def _record(claim: Claim, result: PostResult, started_at: datetime) -> str:
+def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | None:
     from .. import tasks
 
     finished = started_at + timedelta(milliseconds=result.duration_ms)
     with transaction.atomic():
-        endpoint_id = WebhookDelivery.objects.values_list("endpoint_id", flat=True).get(
-            pk=claim.delivery_id
+        endpoint_id = (
+            WebhookDelivery.objects.filter(pk=claim.delivery_id)
+            .values_list("endpoint_id", flat=True)
+            .first()
         )
-        endpoint = lock_endpoint(endpoint_id=endpoint_id)
-        delivery = lock_delivery(delivery_id=claim.delivery_id)
+        endpoint = lock_endpoint(endpoint_id=endpoint_id) if endpoint_id else None
+        delivery = lock_delivery(delivery_id=claim.delivery_id) if endpoint else None
+        if delivery is None:  # the endpoint (and its log) was deleted during the attempt
+            transaction.on_commit(lambda: _log(claim, result, "deleted"))
+            return None
         WebhookAttempt.objects.create(
             delivery=delivery,
             number=claim.number,

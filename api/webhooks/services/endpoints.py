@@ -9,7 +9,7 @@ from accounts.models import User
 from outbox.events import EVENT_TYPES
 
 from .. import guard
-from ..exceptions import EndpointDisabled, InvalidEndpoint, TooManyEndpoints
+from ..exceptions import AttemptInFlight, EndpointDisabled, InvalidEndpoint, TooManyEndpoints
 from ..locks import lock_delivery, lock_endpoint
 from ..models import DeliveryStatus, DisabledReason, WebhookDelivery, WebhookEndpoint
 
@@ -82,7 +82,8 @@ def endpoint_set_enabled(*, endpoint_id: int, owner: User, enabled: bool) -> Web
 
 
 def endpoint_enable(endpoint: WebhookEndpoint) -> None:
-    """The caller holds the endpoint's lock."""
+    """The caller holds the endpoint's lock. Its open deliveries (paused at the disable, or
+    created paused meanwhile by the fan-out) are due now and queued."""
     from .. import tasks
 
     endpoint.enabled = True
@@ -130,7 +131,8 @@ def endpoint_delete(*, endpoint_id: int, owner: User) -> None:
 def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
     """Send this delivery's event again now, whatever its status, with a fresh schedule of
     retries. Raises WebhookDelivery.DoesNotExist for another owner's, EndpointDisabled while
-    its endpoint is disabled."""
+    its endpoint is disabled, AttemptInFlight while an attempt of it runs (its lease live):
+    two POSTs of one delivery are never made at once."""
     from .. import tasks
 
     endpoint_id = (
@@ -147,6 +149,8 @@ def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
             raise WebhookDelivery.DoesNotExist()
         if not endpoint.enabled:
             raise EndpointDisabled()
+        if delivery.attempt_in_flight():
+            raise AttemptInFlight()
         delivery.status = DeliveryStatus.PENDING
         delivery.round_attempts = 0
         delivery.next_attempt_at = timezone.now()

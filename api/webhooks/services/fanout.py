@@ -1,23 +1,32 @@
-"""The outbox handler: one delivery per enabled endpoint of the event's account that
-subscribes to its type (OUTBOX_HANDLERS names `webhook_fan_out`)."""
+"""The outbox handler: one delivery per endpoint of the event's account that subscribes to
+its type (OUTBOX_HANDLERS names `webhook_fan_out`): enabled ones get it now; ones disabled
+after failures get it paused (no next attempt) and are sent it when enabled again, as the
+banner and the email promise; ones disabled by their owner get nothing."""
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from outbox.models import OutboxEvent
 
-from ..models import WebhookDelivery, WebhookEndpoint
+from ..models import DisabledReason, WebhookDelivery, WebhookEndpoint
 
 
 def webhook_fan_out(event: OutboxEvent) -> list[int]:
     """Create the deliveries of this event (the caller, outbox_dispatch, holds the event's
     lock: once per event; the unique (endpoint, event) pair makes a repeat write nothing) and
-    queue their first attempts after the commit. The pks of the deliveries created."""
+    queue the first attempts of the enabled endpoints' after the commit. The pks of the
+    deliveries created due now (the paused ones are not among them)."""
     from .. import tasks
 
     endpoints = [
         endpoint
-        for endpoint in WebhookEndpoint.objects.filter(owner_id=event.account_id, enabled=True)
+        # Locked (in pk order, as every writer locks one): an enable or disable in between
+        # waits, so a delivery is never created paused after its endpoint's resume.
+        for endpoint in WebhookEndpoint.objects.select_for_update(of=("self",))
+        .filter(owner_id=event.account_id)
+        .filter(Q(enabled=True) | Q(disabled_reason=DisabledReason.FAILURES))
+        .order_by("pk")
         if endpoint.subscribes_to(event.event_type)
     ]
     if not endpoints:
@@ -25,13 +34,17 @@ def webhook_fan_out(event: OutboxEvent) -> list[int]:
     now = timezone.now()
     WebhookDelivery.objects.bulk_create(
         [
-            WebhookDelivery(endpoint=endpoint, event=event, next_attempt_at=now)
+            WebhookDelivery(
+                endpoint=endpoint, event=event, next_attempt_at=now if endpoint.enabled else None
+            )
             for endpoint in endpoints
         ],
         ignore_conflicts=True,
     )
     created = list(
-        WebhookDelivery.objects.filter(event=event, attempts=0, endpoint__in=endpoints)
+        WebhookDelivery.objects.filter(
+            event=event, attempts=0, endpoint__in=[e for e in endpoints if e.enabled]
+        )
         .order_by("pk")
         .values_list("pk", flat=True)
     )

@@ -1,10 +1,13 @@
 """The webhooks' API: endpoints (CRUD), their delivery log, redelivery. Thin: parse, call one
 service, render. Scope "read" for reads, "order" for writes; every POST is idempotent."""
 
+import json
+
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,6 +27,8 @@ from ..serializers import (
 from ..services import endpoints as services
 
 TAGS = ["webhooks"]
+# The request attribute carrying a new endpoint's secret from the creation to its answer.
+NEW_SECRET = "_webhook_new_secret"
 
 
 def _parsed(serializer_class, data):
@@ -65,11 +70,34 @@ class EndpointListView(ListAPIView):
         operation_id="webhook_endpoints_create",
         tags=TAGS,
         summary="Create an endpoint; the answer carries its signing secret, shown only then",
+        description=(
+            "The signing secret is in this answer only. A request repeated with the same "
+            "`Idempotency-Key` is answered the same endpoint (header `Idempotent-Replayed: "
+            "true`) with `secret` null: the secret is never stored with the replayed answer. "
+            "Lost it? Delete the endpoint and create another."
+        ),
         request=EndpointWriteSerializer,
         responses={201: EndpointCreatedSerializer},
     )
-    @idempotent
     def post(self, request):
+        response = self._create(request)
+        secret = getattr(request, NEW_SECRET, None)  # set only when the creation ran now
+        if secret is None or response.status_code != status.HTTP_201_CREATED:
+            return response
+        if isinstance(response, Response):  # no Idempotency-Key: not rendered yet
+            response.data["secret"] = secret
+            return response
+        body = json.loads(response.content)
+        body["secret"] = secret
+        response.content = JSONRenderer().render(body)
+        return response
+
+    post.idempotent = True
+
+    @idempotent
+    def _create(self, request):
+        """The creation; its answer (what an idempotency key stores and replays) has the
+        secret null, `post` adds it to this request's answer only."""
         data = _parsed(EndpointWriteSerializer, request.data)
         try:
             endpoint = services.endpoint_create(
@@ -77,7 +105,9 @@ class EndpointListView(ListAPIView):
             )
         except WebhookError as exc:
             raise _refused(exc) from None
-        return Response(EndpointCreatedSerializer(endpoint).data, status=status.HTTP_201_CREATED)
+        setattr(request, NEW_SECRET, endpoint.secret)
+        body = {**EndpointCreatedSerializer(endpoint).data, "secret": None}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class EndpointDetailView(APIView):

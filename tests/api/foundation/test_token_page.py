@@ -49,7 +49,7 @@ def test_a_created_token_is_shown_once_and_stored_hashed(customer_client, custom
     # The list shows the prefix, never the token again.
     again = customer_client.get(PAGE).content.decode()
     assert raw not in again and f"gr_{token.prefix}_" in again
-    assert "CI" in again and "read, order" in again
+    assert "CI" in again and "Order: place and cancel orders" in again
     # The token works.
     api = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert api.get("/api/v1/catalogue/").status_code == 200
@@ -117,3 +117,20 @@ def test_the_page_speaks_italian(customer_client):
     html = customer_client.get(PAGE).content.decode()
     assert response.status_code == 200
     assert "Crea un token" in html
+
+
+def _scopes_cell(html: str, token) -> str:
+    row = re.search(rf'<tr data-token-id="{token.pk}">(.*?)</tr>', html, re.S).group(1)
+    return re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[2]  # name, token, scopes, …
+
+
+def test_the_list_names_each_scope_by_its_label(customer_client, customer):
+    token = token_create(owner=customer, name="ci", scopes=["read", "pay"]).token
+    cell = _scopes_cell(customer_client.get(PAGE).content.decode(), token)
+    assert "Read: catalogue, orders, payments, balance" in cell
+    assert "Pay: pay orders, open and declare crypto payments, top up" in cell
+    assert "Order:" not in cell
+    customer_client.cookies["django_language"] = "it"
+    italian = _scopes_cell(customer_client.get(PAGE).content.decode(), token)
+    assert "Read: catalogo, ordini, pagamenti, saldo" in italian
+    assert "Pay: pagare ordini, aprire e dichiarare pagamenti crypto, ricaricare" in italian

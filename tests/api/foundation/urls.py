@@ -1,7 +1,11 @@
-"""The site's URLs plus two test-only API views: a paginated list and an idempotent POST that
-creates a row (an API token), so the tests can count what a request created."""
+"""The site's URLs plus test-only API views: a paginated list, an idempotent POST that
+creates a row (an API token), so the tests can count what a request created, and one that
+holds each request at a gate the test opens (a request still running when its claim goes
+stale)."""
 
+import threading
 import time
+from dataclasses import dataclass, field
 
 from django.urls import path
 from rest_framework import serializers
@@ -51,6 +55,34 @@ class TokenCreate(APIView):
         )
 
 
+@dataclass
+class Gate:
+    """Holds one request after it created its token: `entered` is set then, the request waits
+    for `release` and answers `status` (201 with the token, or that failure status)."""
+
+    status: int = 201
+    entered: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+class GatedCreate(APIView):
+    required_scopes = {"POST": "order"}
+    gates: list[Gate] = []  # taken one per request, in the order they arrive
+    lock = threading.Lock()
+
+    @idempotent
+    def post(self, request):
+        with type(self).lock:
+            gate = type(self).gates.pop(0) if type(self).gates else None
+        created = token_create(owner=request.user, name=request.data["name"], scopes=["read"])
+        if gate is not None:
+            gate.entered.set()
+            gate.release.wait(timeout=30)
+            if gate.status != 201:
+                return Response({"failed": True}, status=gate.status)
+        return Response({"id": created.token.pk}, status=201)
+
+
 class Crash(APIView):
     required_scopes = {"POST": "order"}
 
@@ -63,5 +95,6 @@ urlpatterns = [
     path("api/test/tokens/", TokenList.as_view()),
     path("api/test/tokens/new/", TokenCreate.as_view()),
     path("api/test/crash/", Crash.as_view()),
+    path("api/test/tokens/gated/", GatedCreate.as_view()),
     *site_urlpatterns,
 ]

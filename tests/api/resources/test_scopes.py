@@ -114,3 +114,50 @@ def test_a_read_only_token_cannot_place_an_order(client_for, customer, catalogue
     )
     assert response.status_code == 403
     assert not Order.objects.filter(customer=customer, status=OrderStatus.AWAITING_PAYMENT).exists()
+
+
+# Every path once, with the methods it has (OPTIONS and HEAD are answered for each).
+PATHS = sorted({template for _method, template, _scope, _body in ENDPOINTS})
+
+
+def _methods_of(template) -> set[str]:
+    return {method for method, path, _scope, _body in ENDPOINTS if path == template}
+
+
+@pytest.mark.parametrize("template", PATHS)
+def test_options_answers_any_token_and_changes_nothing(
+    client_for, anonymous, customer, world, template
+):
+    path = template.format(**world)
+    before = snapshot(customer)
+    for scopes in (["read"], ["order"], ["pay"]):
+        client = client_for(customer, scopes=scopes)
+        response = client.client.options(path, **client.headers)
+        assert response.status_code == 200, (scopes, response.content)
+        assert response.json()["name"]
+    unauthenticated = anonymous.client.options(path)
+    assert unauthenticated.status_code == 401
+    assert problem_of(unauthenticated)["status"] == 401
+    assert snapshot(customer) == before
+
+
+@pytest.mark.parametrize("template", PATHS)
+def test_head_needs_what_get_needs_and_is_405_without_get(
+    client_for, anonymous, customer, world, template
+):
+    path = template.format(**world)
+    before = snapshot(customer)
+    reader = client_for(customer, scopes=["read"])
+    response = reader.client.head(path, **reader.headers)
+    if "get" in _methods_of(template):
+        assert response.status_code == 200, response.content
+        writer = client_for(customer, scopes=["order", "pay"])
+        refused = writer.client.head(path, **writer.headers)
+        assert refused.status_code == 403
+        assert refused["Content-Type"].startswith("application/problem+json")
+    else:
+        assert response.status_code == 405, response.content
+        assert response["Content-Type"].startswith("application/problem+json")
+        assert "HEAD" not in response["Allow"]
+    assert anonymous.client.head(path).status_code == 401
+    assert snapshot(customer) == before

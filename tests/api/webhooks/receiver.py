@@ -5,6 +5,7 @@ test scripts for it, and records what it got."""
 import hashlib
 import hmac
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -88,3 +89,75 @@ def start_receiver() -> Receiver:
     receiver = Receiver(server=server)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return receiver
+
+
+@dataclass
+class Dribbler:
+    """A raw TCP receiver that reads the request, then answers one byte every `every`
+    seconds: every socket read gets its byte in time, the answer takes minutes in all."""
+
+    sock: socket.socket
+    every: float
+    arrived: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+def start_dribbler(every: float = 0.3) -> Dribbler:
+    listener = socket.create_server(("127.0.0.1", 0))
+    dribbler = Dribbler(sock=listener, every=every)
+    answer = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 400 + b"\r\n\r\n"
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(5)
+            try:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += conn.recv(4096)
+                dribbler.arrived.set()
+                for byte in answer:
+                    if dribbler.stop.wait(dribbler.every):
+                        return
+                    conn.sendall(bytes([byte]))
+            except OSError:
+                return  # the client gave up: what the test expects
+
+    def accept() -> None:
+        while not dribbler.stop.is_set():
+            try:
+                conn, _address = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return dribbler
+
+
+def clogged_listener(host: str, port: int) -> list[socket.socket]:
+    """A socket on host:port that listens and never accepts, its backlog filled: a further
+    connection gets no SYN-ACK, so connecting to it times out (like a firewalled host)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind((host, port))
+    listener.listen(0)
+    held = [listener]
+    for _ in range(4):
+        filler = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        filler.settimeout(0.2)
+        held.append(filler)
+        try:
+            filler.connect((host, port))
+        except TimeoutError:
+            return held  # the backlog is full
+    raise AssertionError("the backlog never filled")

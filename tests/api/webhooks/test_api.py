@@ -36,6 +36,30 @@ def test_create_shows_the_secret_once_then_never(api_client, receiver, customer)
     assert "secret" not in listed.json()["results"][0]
 
 
+def test_a_replayed_create_does_not_show_the_secret_again(api_client, receiver, customer):
+    from api.models import IdempotencyKey
+
+    body = {"url": receiver.url(), "events": ["order.paid"]}
+    first = api_client.post(LIST, body, format="json", headers={"Idempotency-Key": "hook-1"})
+    assert first.status_code == 201, first.content
+    assert_matches_schema(first, "post", LIST)
+    endpoint = WebhookEndpoint.objects.get(owner=customer)
+    assert first.json()["secret"] == endpoint.secret
+    assert "Idempotent-Replayed" not in first
+
+    replay = api_client.post(LIST, body, format="json", headers={"Idempotency-Key": "hook-1"})
+
+    assert replay.status_code == 201 and replay["Idempotent-Replayed"] == "true"
+    assert_matches_schema(replay, "post", LIST)
+    assert replay.json()["id"] == endpoint.pk
+    assert replay.json()["secret"] is None
+    assert endpoint.secret not in replay.content.decode()
+    # Nor is it kept with the stored answer for the 24 hours of the key.
+    stored = IdempotencyKey.objects.get(owner=customer, key="hook-1")
+    assert endpoint.secret.encode() not in bytes(stored.response_body)
+    assert WebhookEndpoint.objects.filter(owner=customer).count() == 1
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

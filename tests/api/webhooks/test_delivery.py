@@ -1,14 +1,19 @@
 """Webhooks against a real local HTTP receiver: signed, redelivered with backoff after a 500,
 given up after the schedule, the endpoint then disabled with an email and a banner; manual
-redelivery. The clock of the retries is driven by calling the sweep with `now=`."""
+redelivery. The clock of the retries is driven by calling the attempt with `now=` (the queued
+task itself always runs on the real clock and signs with the real time)."""
 
+import time
 from datetime import timedelta
 
 import pytest
 from django.core import mail
 from django.urls import reverse
+from django.utils import timezone
 
+from api.webhooks import tasks
 from api.webhooks.models import DeliveryStatus, DisabledReason, WebhookDelivery
+from api.webhooks.services.delivery import delivery_attempt
 from api.webhooks.services.endpoints import delivery_redeliver, endpoint_set_enabled
 from api.webhooks.services.sweep import webhooks_sweep
 from outbox import events
@@ -101,9 +106,11 @@ def test_a_500_is_retried_after_10_seconds_with_the_same_event_id(
     assert webhooks_sweep(now=first + timedelta(seconds=5)).queued == []
     assert len(receiver.received) == 1
 
-    report = webhooks_sweep(now=delivery.next_attempt_at + timedelta(seconds=1))
-
+    later = delivery.next_attempt_at + timedelta(seconds=1)
+    report = webhooks_sweep(now=later)
     assert report.queued == [delivery.pk]
+    delivery_attempt(delivery_id=delivery.pk, now=later)
+
     assert [r.status for r in receiver.received] == [500, 200]
     assert {r.headers["Webhook-Id"] for r in receiver.received} == {str(event.event_id)}
     assert receiver.received[0].body == receiver.received[1].body
@@ -133,7 +140,9 @@ def _drive(delivery: WebhookDelivery, limit: int = 20) -> list[int]:
         if delivery.next_attempt_at is None:
             return gaps
         gaps.append(round((delivery.next_attempt_at - delivery.last_attempt_at).total_seconds()))
-        webhooks_sweep(now=delivery.next_attempt_at + timedelta(milliseconds=1))
+        later = delivery.next_attempt_at + timedelta(milliseconds=1)
+        assert delivery.pk in webhooks_sweep(now=later).queued
+        delivery_attempt(delivery_id=delivery.pk, now=later)
     raise AssertionError("the delivery never became final")
 
 
@@ -163,10 +172,11 @@ def test_after_the_whole_schedule_it_gives_up_and_the_endpoint_is_disabled_with_
     client.force_login(customer)
     page = client.get(reverse("webhooks:endpoint_detail", kwargs={"endpoint_id": endpoint.pk}))
     assert 'data-field="disabled-banner"' in page.content.decode()
-    # Nothing more goes to it, and a later event is not queued for it.
-    credited(customer, "5.00")
+    # Nothing more goes to it meanwhile: a later event waits, paused, for it to be enabled.
+    later_event = credited(customer, "5.00")
     assert len(receiver.received) == 9
-    assert WebhookDelivery.objects.filter(endpoint=endpoint).count() == 1
+    paused = WebhookDelivery.objects.get(endpoint=endpoint, event=later_event)
+    assert (paused.status, paused.next_attempt_at, paused.attempts) == ("pending", None, 0)
 
 
 def test_the_disable_email_is_in_the_owners_language(
@@ -256,3 +266,74 @@ def test_a_receiver_that_is_down_is_a_failed_attempt_not_a_crash(
     assert delivery.status == DeliveryStatus.FAILED
     assert delivery.response_code is None
     assert str(port) in delivery.error or "refused" in delivery.error.lower()
+
+
+def test_an_event_raised_while_disabled_after_failures_is_sent_once_enabled_again(
+    customer,
+    customer_client,
+    receiver,
+    endpoint_for,
+    credited,
+    settings,
+    drive_until_final,
+    django_capture_on_commit_callbacks,
+):
+    settings.WEBHOOK_DISABLE_AFTER_GAVE_UP = 1
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500] * 9
+    credited(customer, "1.00")
+    drive_until_final(WebhookDelivery.objects.get(endpoint=endpoint))
+    endpoint.refresh_from_db()
+    assert endpoint.disabled_by_failures
+
+    missed = credited(customer, "6.00")  # while disabled
+    assert len(receiver.received) == 9
+    with django_capture_on_commit_callbacks(execute=True):
+        response = customer_client.post(
+            reverse("webhooks:endpoint_enabled", kwargs={"endpoint_id": endpoint.pk}),
+            {"enabled": "1"},
+        )
+    assert response.status_code == 302
+
+    last = receiver.received[-1]
+    assert (len(receiver.received), last.status, last.signature_ok) == (10, 200, True)
+    assert last.headers["Webhook-Id"] == str(missed.event_id)
+    assert last.event["data"]["credit"]["amount_usd"] == "6.00"
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint, event=missed)
+    assert (delivery.status, delivery.attempts) == ("delivered", 1)
+
+
+def test_an_endpoint_disabled_by_its_owner_gets_no_delivery_for_events_meanwhile(
+    customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    endpoint_set_enabled(endpoint_id=endpoint.pk, owner=customer, enabled=False)
+    credited(customer, "2.00")
+    assert not WebhookDelivery.objects.filter(endpoint=endpoint).exists()
+    assert receiver.received == []
+
+
+def test_a_task_run_long_after_the_sweep_queued_it_signs_and_leases_on_the_real_clock(
+    customer, receiver, endpoint_for, credited
+):
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    receiver.statuses = [500, 500]
+    credited(customer)
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    # Its retry became due ten minutes ago; the sweep queued it then (with its clock), and
+    # the worker, behind a backlog, runs the message only now.
+    queued_at = timezone.now() - timedelta(minutes=10)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(next_attempt_at=queued_at)
+
+    tasks.webhook_deliver.apply(args=[delivery.pk, queued_at.isoformat()])
+
+    second = receiver.received[-1]
+    assert len(receiver.received) == 2
+    assert abs(int(second.headers["Webhook-Timestamp"]) - time.time()) < 5
+    assert second.signature_ok is True
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.FAILED
+    now = timezone.now()
+    assert abs((delivery.last_attempt_at - now).total_seconds()) < 5
+    # The next retry (1 min) is scheduled from now, not from the stale clock.
+    assert timedelta(seconds=50) < delivery.next_attempt_at - now <= timedelta(seconds=61)

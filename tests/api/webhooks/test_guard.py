@@ -19,6 +19,7 @@ REFUSED = [
     "http://[::ffff:127.0.0.1]/hook",
     "http://[fe80::1]/hook",
     "http://[fd00::1]/hook",
+    "http://[fec0::1]/hook",  # site-local (deprecated, but routed inside some networks)
     "http://0.0.0.0/hook",
     "http://224.0.0.1/hook",
     "http://100.64.0.1/hook",

@@ -97,3 +97,40 @@ def test_the_delivery_log_shows_attempts_and_redelivers(
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("delivered", 2)
     assert [r.status for r in receiver.received] == [500, 200]
+
+
+def test_pages_name_the_events_in_words_in_the_users_language(
+    customer_client, customer, endpoint_for, credit, django_capture_on_commit_callbacks
+):
+    import re
+
+    endpoint = endpoint_for(customer, events=["order.paid", "balance.credited"])
+    with django_capture_on_commit_callbacks(execute=True):
+        credit(customer, "4.00")
+    listed = customer_client.get(LIST).content.decode()
+    row = re.search(rf'data-endpoint="{endpoint.pk}".*?</tr>', listed, re.S).group(0)
+    assert "An order is paid, Money is credited to the USD balance" in row
+    assert "order.paid" not in row
+    shown = customer_client.get(detail(endpoint)).content.decode()
+    events = re.search(r'data-field="events">(.*?)</dd>', shown, re.S).group(1)
+    assert events == "An order is paid, Money is credited to the USD balance"
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    entry = re.search(rf'data-delivery="{delivery.pk}".*?</tr>', shown, re.S).group(0)
+    assert "Money is credited to the USD balance" in entry
+
+    from django.conf import settings
+
+    customer_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "it"
+    italian = customer_client.get(detail(endpoint)).content
+    assert "Un ordine è pagato" in italian.decode()
+
+
+def test_a_failed_delivery_shows_when_it_is_tried_again(
+    customer_client, customer, receiver, endpoint_for, credit, django_capture_on_commit_callbacks
+):
+    endpoint = endpoint_for(customer, events=["balance.credited"])
+    receiver.statuses = [500]
+    with django_capture_on_commit_callbacks(execute=True):
+        credit(customer, "4.00")
+    page = customer_client.get(detail(endpoint)).content.decode()
+    assert "Next attempt" in page
