@@ -25,6 +25,9 @@ class OutboxEvent(models.Model):
         verbose_name=_("account"),
     )
     payload = models.JSONField(_("data"), encoder=DjangoJSONEncoder)
+    # At most one event per key, for events that are not a row's change of state (a reminder
+    # is decided by a periodic tick that may run many times): the second emit writes nothing.
+    once_key = models.CharField(_("once key"), max_length=100, null=True, blank=True, unique=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     dispatched_at = models.DateTimeField(_("dispatched"), null=True, blank=True)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
@@ -25,10 +25,29 @@ def _account_id(account) -> int:
     return account if isinstance(account, int) else account.pk
 
 
-def outbox_emit(*, event_type: str, account, payload: dict) -> OutboxEvent:
+def outbox_emit(
+    *, event_type: str, account, payload: dict, once_key: str | None = None
+) -> OutboxEvent | None:
     """Write one event for `account` (a user or its id) and queue its dispatch after the
-    commit. Callable inside any transaction (also outside one: then it commits at once)."""
-    (event,) = outbox_emit_many([(event_type, account, payload)])
+    commit. Callable inside any transaction (also outside one: then it commits at once).
+
+    With `once_key`, an event with that key already written means nothing is written (None)."""
+    if once_key is None:
+        (event,) = outbox_emit_many([(event_type, account, payload)])
+        return event
+    from . import tasks
+
+    try:
+        with transaction.atomic():  # a savepoint: the duplicate leaves the caller's work alone
+            event = OutboxEvent.objects.create(
+                event_type=event_type,
+                account_id=_account_id(account),
+                payload=payload,
+                once_key=once_key,
+            )
+    except IntegrityError:
+        return None
+    tasks.outbox_dispatch.delay_on_commit(event.pk)
     return event
 
 

@@ -6,14 +6,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..models import (
-    REMINDER_HOURS,
     Order,
     OrderEmail,
     OrderEmailKind,
     OrderStatus,
     ProvisioningIssue,
 )
-from .events import order_ending_emit
 from .lifecycle import reminder_due
 
 
@@ -50,8 +48,6 @@ def order_email_send(*, order_id: int, kind: str, now: datetime | None = None) -
     try:
         with transaction.atomic():
             OrderEmail.objects.create(order=order, kind=kind)
-            if kind in REMINDER_HOURS:
-                order_ending_emit(order, kind)  # webhooks: order.ending, once per reminder
             send_order_email(order=order, kind=kind)
     except IntegrityError:
         return False

@@ -68,6 +68,12 @@ def order_status_emit(order: Order) -> None:
 
 
 def order_ending_emit(order: Order, kind: str) -> None:
-    """A reminder before the end (72, 24 or 1 hours)."""
+    """A reminder before the end (72, 24 or 1 hours): once per order and reminder, however
+    many ticks find it due, and whether or not its email could be sent."""
     data = {"order": order_data(order), "hours_left": REMINDER_HOURS[kind]}
-    outbox_emit(event_type=events.ORDER_ENDING, account=order.customer_id, payload=data)
+    outbox_emit(
+        event_type=events.ORDER_ENDING,
+        account=order.customer_id,
+        payload=data,
+        once_key=f"{events.ORDER_ENDING}:{order.pk}:{kind}",
+    )

@@ -14,6 +14,7 @@ from accounts.models import User
 
 from ..exceptions import InvalidTransition
 from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
+from .events import order_ending_emit
 from .intents import orders_release_expired_holds
 from .orders import order_set_status
 
@@ -99,6 +100,9 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
             continue
         kind = reminder_due(order, now)
         if kind and kind not in {email.kind for email in order.emails.all()}:
+            # The webhook event is written here, apart from the email: a mail server that is
+            # down for the whole reminder window loses the email, never the event.
+            order_ending_emit(order, kind)
             tasks.order_email.delay_on_commit(order.pk, kind, now.isoformat())
             report.reminded.append((order.pk, kind))
     stalled = Order.objects.filter(

@@ -67,3 +67,35 @@ def test_reminders_then_the_end_write_order_ending_and_order_ended_once_each(
     assert len({event.event_id for event in OutboxEvent.objects.filter(account=customer)}) == (
         OutboxEvent.objects.filter(account=customer).count()
     )
+
+
+class DownMailServer:
+    """An email backend for a mail server that refuses every message."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        import smtplib
+
+        raise smtplib.SMTPServerDisconnected("the mail server is down")
+
+
+def test_order_ending_is_written_even_when_the_reminder_email_cannot_be_sent(
+    customer, active, settings, django_capture_on_commit_callbacks, mailoutbox
+):
+    settings.MAILERS = {"default": {"BACKEND": f"{__name__}.DownMailServer"}}
+    for minutes in (0, 1, 2):  # the tick runs every minute while the email keeps failing
+        with pytest.raises(Exception, match="mail server is down"):  # noqa: PT011 - the task's error
+            tick(
+                active.ends_at - timedelta(hours=72) + timedelta(minutes=minutes),
+                django_capture_on_commit_callbacks,
+            )
+    (ending,) = events_of(customer, "order.ending")
+    assert ending.payload["hours_left"] == 72
+    assert not active.emails.filter(kind="reminder_72h").exists()  # the email is still owed
+
+    settings.MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
+    tick(active.ends_at - timedelta(hours=71), django_capture_on_commit_callbacks)
+    assert active.emails.filter(kind="reminder_72h").exists()
+    assert len(events_of(customer, "order.ending")) == 1
