@@ -7,6 +7,7 @@ app_name = "rental"
 urlpatterns = [
     path("", customer.catalogue, name="catalogue"),
     path("configure/", customer.configure, name="configure"),
+    path("help/", customer.help_page, name="help"),
     path("order/review/", customer.review, name="review"),
     path("order/confirm/", customer.confirm, name="confirm"),
     path("account/orders/", customer.order_list, name="order_list"),

@@ -267,6 +267,8 @@ else:
     MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
 del EMAIL_HOST
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
+# Where customers write to (the help page, and every "contact us").
+SUPPORT_EMAIL = env("SUPPORT_EMAIL", "support@example.com")
 # The address customers reach the site at, for links in emails.
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL

@@ -1,5 +1,6 @@
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -197,3 +198,19 @@ def order_ssh_key(request: HttpRequest, order_id: int) -> HttpResponse:
         request, _("Your SSH key is saved on order %(reference)s.") % {"reference": order.reference}
     )
     return redirect("rental:order_detail", order_id=order.pk)
+
+
+@require_GET
+def help_page(request: HttpRequest) -> HttpResponse:
+    """The guide's answers in one page: lots and cards, preparations, crypto confirmations,
+    holds and expiry, reminders and the hard stop, the pilot, and where to write."""
+    return render(
+        request,
+        "help.html",
+        {
+            "support_email": settings.SUPPORT_EMAIL,
+            "hold_minutes": settings.ORDER_HOLD_MINUTES,
+            "expiry_minutes": settings.PAYMENT_EXPIRY_MINUTES,
+            "monitor_hours": settings.PAYMENT_MONITOR_HOURS,
+        },
+    )
