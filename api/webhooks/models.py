@@ -82,6 +82,30 @@ class DeliveryStatus(models.TextChoices):
 # Statuses in which the delivery still has attempts to make.
 OPEN_STATUSES = (DeliveryStatus.PENDING, DeliveryStatus.FAILED)
 
+# Which status may follow which; every change goes through
+# api.webhooks.services.status.delivery_set_status. An attempt ends an open delivery
+# (delivered, failed and retried, or given up); the owner's redelivery reopens any of them.
+DELIVERY_TRANSITIONS: dict[str, frozenset[str]] = {
+    DeliveryStatus.PENDING: frozenset(
+        {
+            DeliveryStatus.DELIVERED,
+            DeliveryStatus.FAILED,
+            DeliveryStatus.GAVE_UP,
+            DeliveryStatus.PENDING,
+        }
+    ),
+    DeliveryStatus.FAILED: frozenset(
+        {
+            DeliveryStatus.DELIVERED,
+            DeliveryStatus.FAILED,
+            DeliveryStatus.GAVE_UP,
+            DeliveryStatus.PENDING,
+        }
+    ),
+    DeliveryStatus.DELIVERED: frozenset({DeliveryStatus.PENDING}),
+    DeliveryStatus.GAVE_UP: frozenset({DeliveryStatus.PENDING}),
+}
+
 
 class WebhookDelivery(models.Model):
     """One event for one endpoint: the unique pair makes the fan-out once only."""

@@ -38,6 +38,7 @@ from ..models import (
 )
 from .endpoints import endpoint_disable, retry_schedule
 from .http import PostResult, attempt_deadline, deadline_error, post
+from .status import delivery_set_status
 
 logger = logging.getLogger(__name__)
 
@@ -158,14 +159,14 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
         delivery.duration_ms = result.duration_ms
         schedule = retry_schedule()
         if result.succeeded:
-            delivery.status = DeliveryStatus.DELIVERED
+            delivery_set_status(delivery, to_status=DeliveryStatus.DELIVERED)
             delivery.delivered_at = finished
             delivery.next_attempt_at = None
             if endpoint.consecutive_failures:
                 endpoint.consecutive_failures = 0
                 endpoint.save(update_fields=["consecutive_failures", "updated_at"])
         elif delivery.round_attempts > len(schedule):
-            delivery.status = DeliveryStatus.GAVE_UP
+            delivery_set_status(delivery, to_status=DeliveryStatus.GAVE_UP)
             delivery.next_attempt_at = None
             endpoint.consecutive_failures += 1
             endpoint.save(update_fields=["consecutive_failures", "updated_at"])
@@ -175,7 +176,7 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
             ):
                 endpoint_disable(endpoint, reason=DisabledReason.FAILURES)
         else:
-            delivery.status = DeliveryStatus.FAILED
+            delivery_set_status(delivery, to_status=DeliveryStatus.FAILED)
             delay = schedule[delivery.round_attempts - 1]
             delivery.next_attempt_at = finished + timedelta(seconds=delay)
             eta = delivery.next_attempt_at

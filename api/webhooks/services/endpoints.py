@@ -12,6 +12,7 @@ from .. import guard
 from ..exceptions import AttemptInFlight, EndpointDisabled, InvalidEndpoint, TooManyEndpoints
 from ..locks import lock_delivery, lock_endpoint
 from ..models import DeliveryStatus, DisabledReason, WebhookDelivery, WebhookEndpoint
+from .status import delivery_set_status
 
 MAX_ENDPOINTS_PER_ACCOUNT = 10
 
@@ -151,7 +152,7 @@ def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
             raise EndpointDisabled()
         if delivery.attempt_in_flight():
             raise AttemptInFlight()
-        delivery.status = DeliveryStatus.PENDING
+        delivery_set_status(delivery, to_status=DeliveryStatus.PENDING)
         delivery.round_attempts = 0
         delivery.next_attempt_at = timezone.now()
         delivery.save(update_fields=["status", "round_attempts", "next_attempt_at"])

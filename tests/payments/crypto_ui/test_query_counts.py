@@ -2,12 +2,14 @@
 however many payments and transfers there are."""
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from payments.locks import lock_payments
 from payments.models import CryptoPayment, PaymentStatus
 from payments.services.crypto import payment_create_for_order
+from payments.services.payment_status import payment_set_status
 
 pytestmark = pytest.mark.usefixtures("local_network")
 
@@ -21,7 +23,9 @@ def queries_of(client, url, **kwargs) -> tuple[int, str]:
 
 def reopened(order, customer, payment) -> CryptoPayment:
     """Another payment of the order once `payment` is closed (nothing arrived on it)."""
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=PaymentStatus.CLOSED)
+    with transaction.atomic():  # through the one setter, under the payment's lock
+        locked = lock_payments([payment.pk])[payment.pk]
+        payment_set_status(locked, to_status=PaymentStatus.CLOSED, reason="test: replaced")
     return payment_create_for_order(
         order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
     )
