@@ -72,3 +72,30 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.email
+
+
+class BillingDetails(models.Model):
+    """Optional details a customer may want on receipts (a company, a VAT number, an address).
+    Never required, never an identity document."""
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="billing_details")
+    company_name = models.CharField(_("company name"), max_length=200, blank=True)
+    vat_number = models.CharField(_("VAT number"), max_length=40, blank=True)
+    address = models.TextField(_("billing address"), max_length=500, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("billing details")
+        verbose_name_plural = _("billing details")
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.company_name or '—'}"
+
+    def as_receipt(self) -> dict[str, str]:
+        """What a receipt keeps of these details (only the fields filled in)."""
+        fields = {
+            "company_name": self.company_name,
+            "vat_number": self.vat_number,
+            "address": self.address,
+        }
+        return {key: value.strip() for key, value in fields.items() if value.strip()}

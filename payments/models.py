@@ -27,6 +27,10 @@ class LedgerAccountKind(models.TextChoices):
     # Crypto received but not yet allocated to an order, a top-up or a refund (a suspense
     # account): settlement and operators move money out of it.
     UNALLOCATED = "unallocated", _("Receipts awaiting allocation")
+    # Balance a customer asked to withdraw, held until finance's transfer is seen on chain
+    # (payments.services.withdrawals), then moved to the withdrawals paid of its asset/network.
+    WITHDRAWALS_PENDING = "withdrawals_pending", _("Withdrawals pending")
+    WITHDRAWALS_PAID = "withdrawals_paid", _("Withdrawals paid out")
 
 
 class LedgerAccount(models.Model):
@@ -87,6 +91,23 @@ class TransactionKind(models.TextChoices):
     ADJUSTMENT = "adjustment", _("Adjustment")
     REFUND = "refund", _("Refund")
     REVERSAL = "reversal", _("Reversal")
+    EXTENSION_PAYMENT = "extension_payment", _("Extension payment")
+    WITHDRAWAL_REQUEST = "withdrawal_request", _("Withdrawal requested")
+    WITHDRAWAL_RETURN = "withdrawal_return", _("Withdrawal returned")
+    WITHDRAWAL_PAID = "withdrawal_paid", _("Withdrawal paid")
+
+
+# The ledger transactions that issue a receipt to the customer (payments.services.receipts),
+# numbered without gaps in the transaction that posts them.
+RECEIPT_KINDS = frozenset(
+    {
+        TransactionKind.ORDER_PAYMENT,
+        TransactionKind.EXTENSION_PAYMENT,
+        TransactionKind.TOP_UP,
+        TransactionKind.REFUND,
+        TransactionKind.WITHDRAWAL_PAID,
+    }
+)
 
 
 class LedgerTransaction(models.Model):
@@ -117,6 +138,20 @@ class LedgerTransaction(models.Model):
         blank=True,
         related_name="ledger_transactions",
     )
+    extension = models.ForeignKey(
+        "rental.OrderExtension",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="ledger_transactions",
+    )
+    withdrawal = models.ForeignKey(
+        "payments.Withdrawal",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="ledger_transactions",
+    )
     idempotency_key = models.CharField(_("idempotency key"), max_length=200, unique=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
 
@@ -134,6 +169,28 @@ class LedgerTransaction(models.Model):
             models.CheckConstraint(
                 condition=~Q(kind="order_payment") | Q(order__isnull=False),
                 name="ledgertransaction_payment_has_order",
+            ),
+            # One payment transaction per extension, one refund of an order ended early.
+            models.UniqueConstraint(
+                fields=("extension",),
+                condition=Q(kind="extension_payment"),
+                name="ledgertransaction_one_payment_per_extension",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind="extension_payment") | Q(extension__isnull=False),
+                name="ledgertransaction_extension_payment_has_extension",
+            ),
+            models.UniqueConstraint(
+                fields=("order",),
+                condition=Q(kind="refund", order__isnull=False),
+                name="ledgertransaction_one_refund_per_order",
+            ),
+            models.CheckConstraint(
+                condition=~Q(
+                    kind__in=("withdrawal_request", "withdrawal_return", "withdrawal_paid")
+                )
+                | Q(withdrawal__isnull=False),
+                name="ledgertransaction_withdrawal_kinds_have_withdrawal",
             ),
             models.UniqueConstraint(
                 fields=("reverses",),
@@ -238,6 +295,10 @@ class DepositAddress(models.Model):
 class PaymentPurpose(models.TextChoices):
     ORDER = "order", _("Order")
     TOP_UP = "top_up", _("Top-up")
+    # Pays an order extension: settled like a top-up whose credit then pays the extension
+    # from the balance (payments.services.extensions); money stays on the balance if the
+    # extension can no longer be paid.
+    EXTENSION = "extension", _("Extension")
 
 
 class PaymentStatus(models.TextChoices):
@@ -333,6 +394,13 @@ class CryptoPayment(models.Model):
         blank=True,
         related_name="crypto_payments",
     )
+    extension = models.ForeignKey(
+        "rental.OrderExtension",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="crypto_payments",
+    )
     network = models.CharField(_("network"), max_length=16)
     chain_id = models.PositiveBigIntegerField(_("chain id"))
     asset = models.CharField(_("asset"), max_length=16)
@@ -381,9 +449,10 @@ class CryptoPayment(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(purpose="order", order__isnull=False)
-                | Q(purpose="top_up", order__isnull=True),
-                name="payment_order_iff_order_purpose",
+                condition=Q(purpose="order", order__isnull=False, extension__isnull=True)
+                | Q(purpose="top_up", order__isnull=True, extension__isnull=True)
+                | Q(purpose="extension", order__isnull=True, extension__isnull=False),
+                name="payment_target_matches_purpose",
             ),
             models.CheckConstraint(
                 condition=Q(amount_due_units__gt=0), name="payment_due_positive"
@@ -540,3 +609,186 @@ class PaymentEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.payment_id}: {self.kind}"
+
+
+class WithdrawalStatus(models.TextChoices):
+    REQUESTED = "requested", _("Requested")
+    APPROVED = "approved", _("Approved, waiting for the transfer")
+    # Finance entered the hash of its transfer; the worker checks it on chain.
+    SENT = "sent", _("Sent, checking on chain")
+    PAID = "paid", _("Paid")
+    REJECTED = "rejected", _("Rejected")
+
+
+# Which status may follow which; every change goes through
+# payments.services.withdrawals.withdrawal_set_status, which checks this map.
+WITHDRAWAL_TRANSITIONS: dict[str, frozenset[str]] = {
+    WithdrawalStatus.REQUESTED: frozenset({WithdrawalStatus.APPROVED, WithdrawalStatus.REJECTED}),
+    WithdrawalStatus.APPROVED: frozenset({WithdrawalStatus.SENT, WithdrawalStatus.REJECTED}),
+    # Back to approved when finance takes a wrong hash back; rejected only before any money
+    # left (finance's decision, with a reason).
+    WithdrawalStatus.SENT: frozenset(
+        {WithdrawalStatus.PAID, WithdrawalStatus.APPROVED, WithdrawalStatus.REJECTED}
+    ),
+    WithdrawalStatus.PAID: frozenset(),
+    WithdrawalStatus.REJECTED: frozenset(),
+}
+# The amount is held in "withdrawals pending" in these.
+WITHDRAWAL_PENDING_STATUSES = (
+    WithdrawalStatus.REQUESTED,
+    WithdrawalStatus.APPROVED,
+    WithdrawalStatus.SENT,
+)
+
+
+class Withdrawal(models.Model):
+    """A customer's request to take balance home in a stablecoin. The server holds no key:
+    finance sends from its own wallet and enters the hash; the worker checks the transfer."""
+
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="withdrawals"
+    )
+    amount_usd = models.DecimalField(_("amount (USD)"), **AMOUNT)
+    network = models.CharField(_("network"), max_length=16)
+    chain_id = models.PositiveBigIntegerField(_("chain id"))
+    asset = models.CharField(_("asset"), max_length=16)
+    token_address = models.CharField(_("token contract"), max_length=42)
+    decimals = models.PositiveSmallIntegerField(_("decimals"))
+    amount_units = models.DecimalField(_("amount (token units)"), **TOKEN_UNITS)
+    to_address = models.CharField(_("to address"), max_length=42)
+    status = models.CharField(
+        _("status"),
+        max_length=12,
+        choices=WithdrawalStatus.choices,
+        default=WithdrawalStatus.REQUESTED,
+    )
+    tx_hash = models.CharField(_("transaction hash"), max_length=66, blank=True)
+    confirmations_required = models.PositiveIntegerField(_("confirmations required"))
+    # What the last on-chain check found (shown to finance and the customer while pending).
+    check_detail = models.CharField(_("last check"), max_length=500, blank=True)
+    checked_at = models.DateTimeField(_("checked"), null=True, blank=True)
+    block_number = models.PositiveBigIntegerField(_("block"), null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("approved or rejected by"),
+    )
+    decided_at = models.DateTimeField(_("decided"), null=True, blank=True)
+    reject_reason = models.CharField(_("rejection reason"), max_length=500, blank=True)
+    paid_at = models.DateTimeField(_("paid"), null=True, blank=True)
+    created_at = models.DateTimeField(_("requested"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("withdrawal")
+        verbose_name_plural = _("withdrawals")
+        ordering = ("-created_at", "-pk")
+        indexes = [models.Index(fields=("status", "created_at"), name="withdrawal_status")]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount_usd__gt=0), name="withdrawal_positive"),
+            models.CheckConstraint(
+                condition=Q(amount_units__gt=0), name="withdrawal_units_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=WithdrawalStatus.values), name="withdrawal_known_status"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status__in=("sent", "paid")) | ~Q(tx_hash=""),
+                name="withdrawal_sent_has_hash",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="rejected") | ~Q(reject_reason=""),
+                name="withdrawal_rejection_has_reason",
+            ),
+            # A transaction pays one withdrawal: a hash used for another is refused.
+            models.UniqueConstraint(
+                Lower("tx_hash"),
+                "chain_id",
+                condition=~Q(tx_hash=""),
+                name="withdrawal_hash_used_once",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.amount_usd} USD → {self.to_address}"
+
+    @property
+    def reference(self) -> str:
+        return f"WDR-{self.pk:06d}"
+
+
+class WithdrawalEvent(models.Model):
+    """A withdrawal's history: every status change and every on-chain check, with who."""
+
+    withdrawal = models.ForeignKey(Withdrawal, on_delete=models.CASCADE, related_name="events")
+    from_status = models.CharField(_("from"), max_length=12, blank=True)
+    to_status = models.CharField(_("to"), max_length=12, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("withdrawal event")
+        verbose_name_plural = _("withdrawal events")
+        ordering = ("created_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.withdrawal_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+class ReceiptCounter(models.Model):
+    """The last receipt number issued: one row, locked by the transaction that issues the
+    next receipt, so numbers are consecutive without gaps (a rolled-back issue rolls back its
+    number too)."""
+
+    last_number = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("receipt counter")
+        verbose_name_plural = _("receipt counters")
+
+    def __str__(self) -> str:
+        return str(self.last_number)
+
+
+class Receipt(models.Model):
+    """The customer's receipt for one ledger transaction of RECEIPT_KINDS, issued in the
+    transaction that posts it, with the billing details the customer had then."""
+
+    number = models.PositiveIntegerField(_("number"), unique=True)
+    transaction = models.OneToOneField(
+        LedgerTransaction, on_delete=models.PROTECT, related_name="receipt"
+    )
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="receipts"
+    )
+    kind = models.CharField(_("kind"), max_length=20, choices=TransactionKind.choices)
+    amount_usd = models.DecimalField(_("amount (USD)"), **AMOUNT)
+    description = models.CharField(_("description"), max_length=300)
+    # The customer's language and optional billing details when it was issued.
+    language = models.CharField(_("language"), max_length=8)
+    billing = models.JSONField(_("billing details"), default=dict, blank=True)
+    issued_at = models.DateTimeField(_("issued"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("receipt")
+        verbose_name_plural = _("receipts")
+        ordering = ("-number",)
+        indexes = [models.Index(fields=("customer", "-number"), name="receipt_customer_recent")]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount_usd__gt=0), name="receipt_positive"),
+            models.CheckConstraint(condition=Q(number__gt=0), name="receipt_number_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.reference
+
+    @property
+    def reference(self) -> str:
+        return f"R-{self.number:06d}"

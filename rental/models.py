@@ -118,8 +118,10 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
         {OrderStatus.PAID, OrderStatus.CANCELLED, OrderStatus.AWAITING_PAYMENT}
     ),
     # Paid stays paid while capacity is missing (operators' queue), then cards are allocated.
-    OrderStatus.PAID: frozenset({OrderStatus.PROVISIONING}),
-    OrderStatus.PROVISIONING: frozenset({OrderStatus.ACTIVE}),
+    # Ended early by an operator (no cards in time, a failed host): the hours not delivered
+    # go back to the customer's balance (payments.services.refunds).
+    OrderStatus.PAID: frozenset({OrderStatus.PROVISIONING, OrderStatus.ENDED}),
+    OrderStatus.PROVISIONING: frozenset({OrderStatus.ACTIVE, OrderStatus.ENDED}),
     OrderStatus.ACTIVE: frozenset({OrderStatus.ENDED}),
     OrderStatus.ENDED: frozenset(),
     OrderStatus.CANCELLED: frozenset(),
@@ -194,6 +196,11 @@ class Order(models.Model):
     readiness_error = models.CharField(_("last readiness error"), max_length=500, blank=True)
     starts_at = models.DateTimeField(_("starts"), null=True, blank=True)
     ends_at = models.DateTimeField(_("ends"), null=True, blank=True)
+    # The rental period the reminders belong to: 0 for the order's own, +1 per paid extension
+    # (rental.services.extensions). Each period gets its own reminders (OrderEmail.period).
+    period = models.PositiveSmallIntegerField(_("rental period"), default=0)
+    # When an operator ended it before its end (ended early, the hours not delivered refunded).
+    ended_early_at = models.DateTimeField(_("ended early"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("order")
@@ -222,9 +229,16 @@ class Order(models.Model):
                 condition=Q(status__in=OrderStatus.values), name="order_known_status"
             ),
             models.CheckConstraint(
-                condition=~Q(status__in=(OrderStatus.ACTIVE, OrderStatus.ENDED))
+                condition=~Q(status=OrderStatus.ACTIVE)
                 | (Q(starts_at__isnull=False) & Q(ends_at__gt=F("starts_at"))),
-                name="order_running_has_period",
+                name="order_active_has_period",
+            ),
+            # An ended order ran (a period), or was ended early before it started (none).
+            models.CheckConstraint(
+                condition=~Q(status=OrderStatus.ENDED)
+                | (Q(starts_at__isnull=False) & Q(ends_at__gt=F("starts_at")))
+                | (Q(starts_at__isnull=True) & Q(ended_early_at__isnull=False)),
+                name="order_ended_has_period",
             ),
             models.CheckConstraint(
                 condition=Q(provisioning_issue__in=["", *ProvisioningIssue.values]),
@@ -440,6 +454,9 @@ class OrderEmail(models.Model):
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="emails")
     kind = models.CharField(_("email"), max_length=24, choices=OrderEmailKind.choices)
+    # The order's rental period (Order.period) it was sent for: an extension starts a new
+    # period, whose reminders are due again before the new end.
+    period = models.PositiveSmallIntegerField(_("rental period"), default=0)
     sent_at = models.DateTimeField(_("sent"), auto_now_add=True)
 
     class Meta:
@@ -447,8 +464,119 @@ class OrderEmail(models.Model):
         verbose_name_plural = _("order emails")
         ordering = ("sent_at", "pk")
         constraints = [
-            models.UniqueConstraint(fields=("order", "kind"), name="order_email_once"),
+            models.UniqueConstraint(
+                fields=("order", "kind", "period"), name="order_email_once_per_period"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.order_id}: {self.kind}"
+
+
+class ExtensionStatus(models.TextChoices):
+    AWAITING_PAYMENT = "awaiting_payment", _("Awaiting payment")
+    PAID = "paid", _("Paid")
+    # The customer cancelled it, or the order ended before it was paid.
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+# Which status may follow which; every change goes through
+# rental.services.extensions.extension_set_status, which checks this map.
+EXTENSION_TRANSITIONS: dict[str, frozenset[str]] = {
+    ExtensionStatus.AWAITING_PAYMENT: frozenset(
+        {ExtensionStatus.PAID, ExtensionStatus.CANCELLED}
+    ),
+    ExtensionStatus.PAID: frozenset(),
+    ExtensionStatus.CANCELLED: frozenset(),
+}
+
+
+class OrderExtension(models.Model):
+    """More days on an active order, priced when asked for (the lot price of that duration ×
+    the order's lots, frozen like an order's); the same cards stay allocated and, once paid,
+    the order's end moves by the duration."""
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="extensions")
+    customer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="order_extensions"
+    )
+    duration_days = models.PositiveSmallIntegerField(_("duration (days)"), choices=Duration.choices)
+    lots = models.PositiveSmallIntegerField(_("lots"))
+    lot_price_usd = models.DecimalField(_("lot price (USD)"), max_digits=12, decimal_places=2)
+    total_usd = models.DecimalField(_("total (USD)"), max_digits=12, decimal_places=2)
+    status = models.CharField(
+        _("status"),
+        max_length=20,
+        choices=ExtensionStatus.choices,
+        default=ExtensionStatus.AWAITING_PAYMENT,
+    )
+    # Set when paid: the period it added (from the order's end before, to its end after).
+    period_starts_at = models.DateTimeField(_("extends from"), null=True, blank=True)
+    period_ends_at = models.DateTimeField(_("extends to"), null=True, blank=True)
+    paid_at = models.DateTimeField(_("paid"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("order extension")
+        verbose_name_plural = _("order extensions")
+        ordering = ("created_at", "pk")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(duration_days__in=DURATIONS_DAYS), name="extension_known_duration"
+            ),
+            models.CheckConstraint(
+                condition=Q(total_usd=F("lot_price_usd") * F("lots")),
+                name="extension_total_is_lots_times_price",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=ExtensionStatus.values), name="extension_known_status"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=ExtensionStatus.PAID)
+                | (
+                    Q(paid_at__isnull=False)
+                    & Q(period_starts_at__isnull=False)
+                    & Q(period_ends_at__gt=F("period_starts_at"))
+                ),
+                name="extension_paid_has_period",
+            ),
+            # One extension waiting for payment per order at a time.
+            models.UniqueConstraint(
+                fields=("order",),
+                condition=Q(status=ExtensionStatus.AWAITING_PAYMENT),
+                name="extension_one_awaiting_per_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.order_id} +{self.duration_days}d"
+
+    @property
+    def reference(self) -> str:
+        return f"EXT-{self.pk:06d}"
+
+
+class ExtensionStatusChange(models.Model):
+    """One row per extension status change: who, when, from what, to what and why."""
+
+    extension = models.ForeignKey(
+        OrderExtension, on_delete=models.CASCADE, related_name="status_changes"
+    )
+    from_status = models.CharField(
+        _("from"), max_length=20, choices=ExtensionStatus.choices, blank=True
+    )
+    to_status = models.CharField(_("to"), max_length=20, choices=ExtensionStatus.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("extension status change")
+        verbose_name_plural = _("extension status changes")
+        ordering = ("created_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.extension_id}: {self.from_status or '∅'} → {self.to_status}"

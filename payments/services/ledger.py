@@ -89,6 +89,8 @@ class Posting:
     actor: User | None = None
     order: Order | None = None
     payment: object | None = None
+    extension: object | None = None  # rental.OrderExtension
+    withdrawal: object | None = None  # payments.Withdrawal
 
 
 def _validated(lines: Sequence[Line]) -> list[Line]:
@@ -116,6 +118,8 @@ def ledger_post(
     order: Order | None = None,
     reverses: LedgerTransaction | None = None,
     payment=None,
+    extension=None,
+    withdrawal=None,
 ) -> tuple[LedgerTransaction, bool]:
     """Post one balanced transaction; return it and whether it was created now.
 
@@ -138,7 +142,9 @@ def ledger_post(
             ):
                 raise IdempotencyConflict()
             return existing, False
-        posting = Posting(kind, lines, memo, idempotency_key, actor, order, payment)
+        posting = Posting(
+            kind, lines, memo, idempotency_key, actor, order, payment, extension, withdrawal
+        )
         (posted,) = _write([posting], reverses=reverses)
     return posted, True
 
@@ -154,7 +160,17 @@ def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
     says the money is new must never have it silently dropped).
     """
     checked = [
-        Posting(p.kind, _validated(p.lines), p.memo, p.idempotency_key, p.actor, p.order, p.payment)
+        Posting(
+            p.kind,
+            _validated(p.lines),
+            p.memo,
+            p.idempotency_key,
+            p.actor,
+            p.order,
+            p.payment,
+            p.extension,
+            p.withdrawal,
+        )
         for p in postings
     ]
     if not checked:
@@ -206,6 +222,8 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
                 order=p.order,
                 reverses=reverses,
                 payment=p.payment,
+                extension=p.extension,
+                withdrawal=p.withdrawal,
                 idempotency_key=p.idempotency_key,
             )
             for p in postings
