@@ -16,7 +16,7 @@ run pay: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 # gives every process a PORT of its own, so the worker cannot take the web's from PORT).
 SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: help install run test lint bench messages clean pay soak
+.PHONY: help install run test lint bench messages clean pay send-withdrawal soak
 
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
@@ -85,6 +85,10 @@ messages: install
 pay: install
 	@test -n "$(PAYMENT)" || { echo "usage: make pay PAYMENT=<payment id> [UNITS=<token units>]"; exit 2; }
 	$(PY) manage.py pay_local $(PAYMENT) $(if $(UNITS),--units $(UNITS),)
+
+send-withdrawal: install
+	@test -n "$(WITHDRAWAL)" || { echo "usage: make send-withdrawal WITHDRAWAL=<withdrawal id> [UNITS=<token units>]"; exit 2; }
+	$(PY) manage.py send_withdrawal_local $(WITHDRAWAL) $(if $(UNITS),--units $(UNITS),)
 
 clean:
 	rm -rf $(VENV) node_modules var .pytest_cache .hypothesis

@@ -1,14 +1,16 @@
 """The authentication backend: allauth's, with the user's staff roles read in the same query
-that loads the logged-in user, so the navigation and the role guards cost no query of their
-own on each request."""
+that loads the logged-in user, along with whether they have an authenticator app (staff pages
+need one), so the navigation and the role guards cost no query of their own on each request."""
 
 from functools import cache
 
 from allauth.account.auth_backends import AuthenticationBackend as AllauthBackend
+from allauth.mfa.models import Authenticator
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db.models import Exists, OuterRef
 
+from .mfa import remember_totp
 from .roles import STAFF_GROUPS, remember_staff_roles
 
 _ANY_USER_ID = -7_919  # stands for the session's user id while the statement is compiled
@@ -24,6 +26,7 @@ def _user_with_roles_statement() -> tuple[str, list, int]:
     compiled once per process (building it took longer than PostgreSQL takes to run it, on
     every request of a logged-in user), with where the user id goes among its parameters."""
     membership = Group.user_set.through.objects.filter(user_id=OuterRef("pk"))
+    totp = Authenticator.objects.filter(user_id=OuterRef("pk"), type=Authenticator.Type.TOTP)
     users = (
         get_user_model()
         ._default_manager.filter(pk=_ANY_USER_ID)
@@ -31,7 +34,8 @@ def _user_with_roles_statement() -> tuple[str, list, int]:
             **{
                 _flag(index): Exists(membership.filter(group__name=group))
                 for index, group in enumerate(STAFF_GROUPS)
-            }
+            },
+            _has_totp_flag=Exists(totp),
         )
     )
     sql, params = users.query.sql_with_params()
@@ -59,4 +63,5 @@ class AuthenticationBackend(AllauthBackend):
             user,
             [group for index, group in enumerate(STAFF_GROUPS) if getattr(user, _flag(index))],
         )
+        remember_totp(user, user._has_totp_flag)
         return user

@@ -73,3 +73,27 @@ class SshKeyForm(forms.Form):
         if not text:
             return None
         return parse_ssh_public_key(text)
+
+
+class BillingDetailsForm(forms.Form):
+    """The optional details a customer may want on receipts: none is required, and no
+    identity document is ever asked for."""
+
+    company_name = forms.CharField(
+        label=_("Company name"),
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"autocomplete": "organization"}),
+    )
+    vat_number = forms.CharField(
+        label=_("VAT number"),
+        required=False,
+        max_length=40,
+        widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false"}),
+    )
+    address = forms.CharField(
+        label=_("Billing address"),
+        required=False,
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3, "autocomplete": "street-address"}),
+    )

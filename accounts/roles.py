@@ -2,8 +2,13 @@
 
 from functools import wraps
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+
+from .mfa import has_totp
 
 FINANCE = "finance"
 OPERATORS = "operators"
@@ -32,8 +37,9 @@ def has_role(user, group: str) -> bool:
 
 
 def role_required(group: str):
-    """A view decorator: members pass; anyone else logged in gets 403 and anonymous visitors
-    go to the login page, coming back here afterwards."""
+    """A view decorator: members with an authenticator app pass; members without one are sent
+    to set it up (staff move money: a password alone is not enough); anyone else logged in gets
+    403 and anonymous visitors go to the login page, coming back here afterwards."""
 
     def decorate(view):
         @wraps(view)
@@ -42,6 +48,11 @@ def role_required(group: str):
                 return redirect_to_login(request.get_full_path())
             if not has_role(request.user, group):
                 raise PermissionDenied(f"{group} group only")
+            if not has_totp(request.user):
+                messages.warning(
+                    request, _("Staff pages need a second factor: set up an authenticator app.")
+                )
+                return redirect("mfa_activate_totp")
             return view(request, *args, **kwargs)
 
         return guarded

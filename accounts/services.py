@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import transaction
 
-from .models import User
+from .models import BillingDetails, User
 from .ssh_keys import SshPublicKey, parse_ssh_public_key
 
 
@@ -22,3 +22,17 @@ def user_set_ssh_key(*, user: User, text: str) -> SshPublicKey | None:
         User.objects.filter(pk=user.pk).update(ssh_public_key=line)
     user.ssh_public_key = line
     return key
+
+
+def user_set_billing_details(
+    *, user: User, company_name: str, vat_number: str, address: str
+) -> BillingDetails:
+    """Save the optional details the customer wants on receipts issued from now on (receipts
+    already issued keep the details they were issued with). Empty fields stay empty."""
+    values = {
+        "company_name": company_name.strip(),
+        "vat_number": vat_number.strip(),
+        "address": address.strip(),
+    }
+    details, _ = BillingDetails.objects.update_or_create(user=user, defaults=values)
+    return details

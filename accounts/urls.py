@@ -7,4 +7,5 @@ app_name = "accounts"
 urlpatterns = [
     path("", views.overview, name="overview"),
     path("ssh-key/", views.ssh_key, name="ssh_key"),
+    path("billing/", views.billing, name="billing"),
 ]

@@ -3,11 +3,12 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
 from . import services
-from .forms import SshKeyForm
+from .forms import BillingDetailsForm, SshKeyForm
+from .models import BillingDetails
 from .ssh_keys import stored_ssh_key
 
 
@@ -36,6 +37,24 @@ def ssh_key(request: HttpRequest) -> HttpResponse:
 def _render_overview(request: HttpRequest, form: SshKeyForm, status: int = 200) -> HttpResponse:
     context = {"ssh_key_form": form, "saved_key": stored_ssh_key(request.user.ssh_public_key)}
     return render(request, "account/overview.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def billing(request: HttpRequest) -> HttpResponse:
+    """The optional billing details printed on receipts issued from now on."""
+    if request.method == "POST":
+        form = BillingDetailsForm(request.POST)
+        if not form.is_valid():
+            return render(request, "account/billing.html", {"form": form}, status=400)
+        services.user_set_billing_details(user=request.user, **form.cleaned_data)
+        messages.success(request, _("Your billing details are saved for the next receipts."))
+        return redirect("accounts:billing")
+    details = BillingDetails.objects.filter(user=request.user).first()
+    initial = (
+        {name: getattr(details, name) for name in BillingDetailsForm.base_fields} if details else {}
+    )
+    return render(request, "account/billing.html", {"form": BillingDetailsForm(initial=initial)})
 
 
 @require_POST

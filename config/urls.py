@@ -1,11 +1,33 @@
-from django.contrib import admin
+from allauth.account.decorators import secure_admin_login
+from django.contrib import admin, messages
+from django.shortcuts import redirect
 from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 
 from accounts import views as account_views
+from accounts.mfa import has_totp
 
 admin.site.site_header = _("GPU rental administration")
 admin.site.site_title = _("GPU rental")
+# The admin's own login form would skip the second factor: log in through allauth (which asks
+# for the code), and open the admin only to staff with an authenticator app, like staff pages.
+_admin_login = secure_admin_login(admin.site.login)
+
+
+def _admin_login_with_second_factor(request, *args, **kwargs):
+    if request.user.is_authenticated and request.user.is_staff and not has_totp(request.user):
+        messages.warning(
+            request, _("The administration needs a second factor: set up an authenticator app.")
+        )
+        return redirect("mfa_activate_totp")
+    return _admin_login(request, *args, **kwargs)
+
+
+admin.site.login = _admin_login_with_second_factor
+_admin_has_permission = admin.site.has_permission
+admin.site.has_permission = lambda request: (
+    _admin_has_permission(request) and has_totp(request.user)
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),

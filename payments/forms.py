@@ -6,6 +6,7 @@ from decimal import Decimal
 from uuid import uuid4
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -13,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.fields import ASCIIDecimalField, ascii_int
+from accounts.mfa import StepUpFormMixin
 from accounts.models import User
 from rental.money import usd
 
@@ -146,11 +148,12 @@ REQUEST_KEY_MESSAGE = _(
 )
 
 
-class AdjustmentForm(forms.Form):
+class AdjustmentForm(StepUpFormMixin, forms.Form):
     """A manual credit or debit of one customer's balance, with its reason.
 
     The hidden request key is generated when the form is first shown and travels with every
-    resubmission, so sending the same form twice posts one adjustment.
+    resubmission, so sending the same form twice posts one adjustment. Above
+    FINANCE_STEP_UP_THRESHOLD_USD the acting user confirms with their authenticator code.
     """
 
     customer_email = forms.EmailField(
@@ -203,7 +206,8 @@ class AdjustmentForm(forms.Form):
     )
 
     def __init__(self, *args, actor: User, **kwargs):
-        super().__init__(*args, **kwargs)
+        self.step_up_threshold = usd(settings.FINANCE_STEP_UP_THRESHOLD_USD)
+        super().__init__(*args, step_up_user=actor, **kwargs)
         self.actor = actor
         self.customer: User | None = None
         if not self.is_bound:
@@ -231,6 +235,19 @@ class AdjustmentForm(forms.Form):
 
     def clean_amount(self) -> Decimal:
         return usd(self.cleaned_data["amount"])
+
+    def step_up_required(self) -> bool:
+        """Above the threshold, either direction. While the form is being cleaned the amount is
+        the validated one; before that (is the field required?) the amount as typed."""
+        if not self.is_bound:
+            return False
+        amount = getattr(self, "cleaned_data", {}).get("amount")
+        if amount is None:
+            try:
+                amount = Decimal(str(self.data.get(self.add_prefix("amount"), "")).strip())
+            except ArithmeticError:
+                return False  # the amount itself is refused: nothing is posted
+        return amount.is_finite() and amount > self.step_up_threshold
 
     @property
     def is_credit(self) -> bool:

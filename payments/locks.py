@@ -10,9 +10,16 @@ each other in a circle.
     1. the network's chain cursor (a scan's own short transaction)
     2. crypto payments, by primary key
     3. chain transfers, by primary key
+    3a. withdrawals, by primary key (a withdrawal's services lock it, then the ledger
+       accounts its postings move; the on-chain check reads the chain before taking it)
     4. ledger accounts, by primary key
-    5. rental's rows (the order, then its GPU model), taken by rental's intent services
-    6. the deposit-address counter (last: only opening a payment takes it, after the order)
+    5. rental's rows (the order, then its extension or its GPU model), taken by rental's
+       intent services
+    6. the deposit-address counter (only opening a payment takes it, after the order)
+    7. the receipt counter (last of all: payments.services.receipts takes it once per ledger
+       batch that issues a receipt, after that batch's accounts, and holds it to the commit;
+       a transaction that posts again after a receipt locks no account it does not already
+       hold, as settlement's book locks all of its accounts when it opens)
     (A payment event is locked alone, in the email task's own transaction.)
 
 Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
@@ -31,6 +38,8 @@ from .models import (
     CryptoPayment,
     LedgerAccount,
     PaymentEvent,
+    ReceiptCounter,
+    Withdrawal,
 )
 
 
@@ -87,11 +96,31 @@ def lock_order_payments(*, order_id: int, statuses=LIVE_STATUSES) -> list[Crypto
     return list(_for_update(CryptoPayment.objects.filter(order_id=order_id, status__in=statuses)))
 
 
+def lock_extension_payments(*, extension_id: int, statuses=LIVE_STATUSES) -> list[CryptoPayment]:
+    """The extension's payments in these statuses (by default the live ones), locked; taken
+    under its order's payment mutex (step 0), like an order's."""
+    return list(
+        _for_update(CryptoPayment.objects.filter(extension_id=extension_id, status__in=statuses))
+    )
+
+
 def lock_transfers(transfer_ids: Iterable[int]) -> dict[int, ChainTransfer]:
     ids = sorted(set(transfer_ids))
     if not ids:
         return {}
     return {t.pk: t for t in _for_update(ChainTransfer.objects.filter(pk__in=ids))}
+
+
+def lock_withdrawal(*, withdrawal_id: int, customer=None) -> Withdrawal:
+    """One withdrawal, locked (step 3a); with `customer`, only theirs. Raises
+    Withdrawal.DoesNotExist."""
+    rows = Withdrawal.objects.filter(pk=withdrawal_id)
+    if customer is not None:
+        rows = rows.filter(customer=customer)
+    withdrawal = _for_update(rows).first()
+    if withdrawal is None:
+        raise Withdrawal.DoesNotExist()
+    return withdrawal
 
 
 def lock_accounts(accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]:
@@ -113,6 +142,17 @@ def lock_payment_event(event_id: int) -> PaymentEvent | None:
 def lock_address_counter() -> AddressIndexCounter:
     AddressIndexCounter.objects.get_or_create(pk=1)
     return AddressIndexCounter.objects.select_for_update().get(pk=1)
+
+
+def lock_receipt_counter() -> ReceiptCounter:
+    """Step 7: the one receipt counter row (pk=1, created by migration), locked until the
+    commit, so that receipt numbers follow each other without gaps. The row is created again
+    where it is missing (a test database emptied after its migrations)."""
+    counter = _for_update(ReceiptCounter.objects.filter(pk=1)).first()
+    if counter is None:
+        ReceiptCounter.objects.get_or_create(pk=1)
+        counter = _for_update(ReceiptCounter.objects.filter(pk=1)).get()
+    return counter
 
 
 def lock_cursor(network_key: str, *, skip_locked: bool = False) -> ChainCursor | None:

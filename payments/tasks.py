@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from .chain.rpc import RpcError
 from .networks import enabled_networks
-from .services import crypto, emails, scanning
+from .services import crypto, emails, scanning, withdrawals
 from .services.reconciliation import reconciliation_run
 
 
@@ -70,3 +70,31 @@ def payment_event_emails(event_ids: list[int]) -> int:
     """Tell customers what happened to their money (closed, under review, credited), one
     email per event, once each: a retry after a failed send skips those already sent."""
     return sum(emails.payment_event_email_send(event_id=event_id) for event_id in event_ids)
+
+
+# ------------------------------------------------------------------------- withdrawals
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(RpcError,),
+    retry_backoff=2,
+    retry_backoff_max=120,
+    retry_jitter=False,
+    max_retries=8,
+)
+def withdrawal_check(withdrawal_id: int) -> str:
+    """Finance entered the hash of a withdrawal's transfer (or the sweep came by): look at it
+    on chain; paid once it carries the transfer with its confirmations."""
+    return withdrawals.withdrawal_check(withdrawal_id=withdrawal_id)
+
+
+@shared_task(acks_late=True)
+def withdrawals_check_sent() -> int:
+    """Celery beat: one check per sent withdrawal (they wait for confirmations)."""
+    ids = withdrawals.withdrawals_to_check()
+    for withdrawal_id in ids:
+        withdrawal_check.apply_async(
+            args=[withdrawal_id], expires=settings.WITHDRAWAL_CHECK_INTERVAL_SECONDS * 3
+        )
+    return len(ids)

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from .views import crypto, customer, finance, ops
+from .views import (
+    crypto,
+    customer,
+    extensions,
+    finance,
+    history,
+    ops,
+    receipts,
+    refunds,
+    withdrawals,
+)
 
 app_name = "payments"
 
@@ -16,7 +26,44 @@ urlpatterns = [
     path("account/orders/<int:order_id>/pay/crypto/", crypto.pay_crypto, name="pay_crypto"),
     # Cancelling an order closes its payments (money on them goes to the balance).
     path("account/orders/<int:order_id>/cancel/", customer.order_cancel, name="order_cancel"),
+    # Extending a rental (the extension is created on rental's page: rental:order_extend).
+    path(
+        "account/extensions/<int:extension_id>/pay/",
+        extensions.extension_pay,
+        name="extension_pay",
+    ),
+    path(
+        "account/extensions/<int:extension_id>/pay/balance/",
+        extensions.extension_pay_balance,
+        name="extension_pay_balance",
+    ),
+    path(
+        "account/extensions/<int:extension_id>/pay/crypto/",
+        extensions.extension_pay_crypto,
+        name="extension_pay_crypto",
+    ),
+    path(
+        "account/extensions/<int:extension_id>/cancel/",
+        extensions.extension_cancel,
+        name="extension_cancel",
+    ),
     path("account/balance/top-up/", crypto.top_up, name="top_up"),
+    path("account/payments/", history.history, name="history"),
+    path("account/receipts/", receipts.receipt_list, name="receipts"),
+    path("account/receipts/<int:number>/", receipts.receipt_detail, name="receipt"),
+    path("account/receipts/<int:number>.pdf", receipts.receipt_pdf, name="receipt_pdf"),
+    path("account/orders/<int:order_id>/receipt/", receipts.order_receipt, name="order_receipt"),
+    path("account/balance/withdraw/", withdrawals.withdraw, name="withdraw"),
+    path(
+        "account/withdrawals/<int:withdrawal_id>/",
+        withdrawals.withdrawal_detail,
+        name="withdrawal_detail",
+    ),
+    path(
+        "account/withdrawals/<int:withdrawal_id>/status/",
+        withdrawals.withdrawal_status,
+        name="withdrawal_status",
+    ),
     path("account/payments/<int:payment_id>/", crypto.payment_detail, name="payment_detail"),
     path("account/payments/<int:payment_id>/status/", crypto.payment_status, name="payment_status"),
     path(
@@ -32,6 +79,12 @@ urlpatterns = [
         ops.payment_action,
         name="ops_payment_action",
     ),
+    # An order ended early by an operator, the hours not delivered refunded to the balance.
+    path(
+        "ops/early-end/<int:order_id>/",
+        refunds.order_end_early,
+        name="ops_order_end_early",
+    ),
     # Finance console (group "finance")
     path("finance/", finance.dashboard, name="finance_dashboard"),
     path("finance/balances/", finance.balances, name="finance_balances"),
@@ -40,4 +93,15 @@ urlpatterns = [
     path("finance/unallocated/", finance.unallocated, name="finance_unallocated"),
     path("finance/adjustments/new/", finance.adjustment_create, name="finance_adjustment"),
     path("finance/reconciliation/", finance.reconciliation, name="finance_reconciliation"),
+    path("finance/withdrawals/", withdrawals.finance_queue, name="finance_withdrawals"),
+    path(
+        "finance/withdrawals/<int:withdrawal_id>/",
+        withdrawals.finance_detail,
+        name="finance_withdrawal",
+    ),
+    path(
+        "finance/withdrawals/<int:withdrawal_id>/<slug:action>/",
+        withdrawals.finance_action,
+        name="finance_withdrawal_action",
+    ),
 ]

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from celery import shared_task
 
-from .services import emails, lifecycle, provisioning
+from .services import emails, extensions, lifecycle, provisioning
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
@@ -15,6 +15,12 @@ def order_email(order_id: int, kind: str, as_of: str | None = None) -> bool:
     moment the tick judged it due, not against a later delivery time."""
     now = datetime.fromisoformat(as_of) if as_of else None
     return emails.order_email_send(order_id=order_id, kind=kind, now=now)
+
+
+@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
+def extension_email(extension_id: int) -> bool:
+    """Tell the customer a paid extension's new end (once; a repeat delivery sends nothing)."""
+    return extensions.extension_email_send(extension_id=extension_id)
 
 
 @shared_task(acks_late=True)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import customer, ops
+from .views import customer, extensions, ops
 
 app_name = "rental"
 
@@ -14,6 +14,7 @@ urlpatterns = [
     path("account/orders/<int:order_id>/", customer.order_detail, name="order_detail"),
     path("account/orders/<int:order_id>/ssh-key/", customer.order_ssh_key, name="order_ssh_key"),
     path("account/orders/<int:order_id>/status/", customer.order_status, name="order_status"),
+    path("account/orders/<int:order_id>/extend/", extensions.order_extend, name="order_extend"),
     # Operators (group "operators"): inventory and provisioning.
     path("ops/hosts/", ops.host_list, name="ops_hosts"),
     path("ops/hosts/new/", ops.host_create, name="ops_host_create"),

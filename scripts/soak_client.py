@@ -2,8 +2,12 @@
 token, through the same pages and forms a person uses. Every answer is counted; an answer other
 than the expected one is recorded as an error with the page it came from."""
 
+import base64
+import hashlib
+import hmac
 import html
 import re
+import struct
 import threading
 import time
 from collections import Counter
@@ -16,6 +20,16 @@ RESTART_WAIT_SECONDS = 60
 ORDER_URL = re.compile(r"/account/orders/(\d+)/$")
 ALERT = re.compile(r'role="alert"[^>]*>\s*([^<]+?)\s*<')
 PAYMENT_URL = re.compile(r"/account/payments/(\d+)/$")
+TOTP_SECRET = re.compile(r'data-field="totp-secret">([A-Z2-7=]+)<')
+ACTIVATE_TOTP = "/accounts/2fa/totp/activate/"
+
+
+def totp_now(secret: str) -> str:
+    """The 6-digit code an authenticator app shows now for `secret` (RFC 6238: 30 s, SHA-1)."""
+    key = base64.b32decode(secret, casefold=True)
+    digest = hmac.new(key, struct.pack(">Q", int(time.time()) // 30), hashlib.sha1).digest()
+    offset = digest[-1] & 0x0F
+    return f"{(struct.unpack('>I', digest[offset : offset + 4])[0] & 0x7FFFFFFF) % 10**6:06d}"
 
 
 @dataclass
@@ -129,6 +143,18 @@ class Browser:
         self.post("/accounts/login/", "login", {"login": email, "password": password})
         # Logged in: the orders page answers instead of sending to the login page.
         self.get("/account/orders/", "order list")
+
+    def set_up_authenticator(self, *, password: str) -> None:
+        """Staff pages need an authenticator app: set it up as a person does (the password again,
+        then the code of the secret the page shows)."""
+        response = self.get(ACTIVATE_TOTP, "authenticator set-up", expect=(302,))
+        password_check = response.headers.get("Location", "")
+        self.get(password_check, "password check form")
+        self.post(password_check, "password check", {"password": password})
+        page = self.get(ACTIVATE_TOTP, "authenticator set-up form")
+        secret = TOTP_SECRET.search(page.text)
+        if secret:
+            self.post(ACTIVATE_TOTP, "authenticator set-up", {"code": totp_now(secret.group(1))})
 
     # ----------------------------------------------------------------- ordering
 

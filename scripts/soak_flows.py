@@ -94,6 +94,7 @@ class Driver:
 
         operator = Browser(self.base_url, self.tally)
         operator.log_in(email="operator@example.com", password=password)
+        operator.set_up_authenticator(password=password)  # staff pages need one
         for model in GpuModel.objects.filter(active=True).order_by("pk"):
             for number in range(1, 9):
                 operator.add_host(

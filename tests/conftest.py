@@ -14,6 +14,7 @@ from payments.services.balance import balance_adjust
 from rental import capacity
 from rental.models import MAX_CARDS_PER_HOST, GpuModel, Host, HostState, Preparation
 from rental.services import Configuration, order_create
+from tests.mfa_fixtures import enrol_totp
 
 pytest_plugins = ["tests.chain_fixtures", "tests.browser_fixtures", "tests.ssh_fixtures"]
 
@@ -111,6 +112,7 @@ def finance_user(make_customer):
         email="finance@example.com", first_name="Fiona", last_name="Nance", is_staff=True
     )
     user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    enrol_totp(user)  # staff pages need a second factor
     return user
 
 
@@ -187,6 +189,7 @@ def operator(make_customer) -> User:
     """A member of the operators group (shared by the ops, payments and monitoring tests)."""
     user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
     user.groups.add(Group.objects.get_or_create(name="operators")[0])
+    enrol_totp(user)  # staff pages need a second factor
     return user
 
 

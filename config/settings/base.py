@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "allauth",
     "allauth.account",
+    "allauth.mfa",
     "accounts",
     "rental",
     "payments",
@@ -199,6 +200,10 @@ ACCOUNT_RATE_LIMITS = {
     "confirm_email": "1/3m/key",
 }
 ACCOUNT_DEFAULT_HTTP_PROTOCOL = env("HTTP_PROTOCOL", "http")
+# allauth's MFA: staff (operators, finance) must have an authenticator app before a staff page
+# opens (accounts.roles); customers may add one. Recovery codes come with it.
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_TOTP_ISSUER = env("MFA_TOTP_ISSUER", "GPU rental")
 # Rate limits count per client address. Behind proxies of ours (the production TLS proxy: 1),
 # that is the address the last of them appended to X-Forwarded-For; 0, the default, ignores
 # the header, which any client can send. Or a header a proxy of ours sets, such as X-Real-IP.
@@ -269,6 +274,12 @@ del EMAIL_HOST
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
 # Where customers write to (the help page, and every "contact us").
 SUPPORT_EMAIL = env("SUPPORT_EMAIL", "support@example.com")
+# Who issues the receipts (payments/receipts): printed at the top of every receipt, HTML and
+# PDF. The address may span lines ("\n" in the variable); the VAT number is left out when empty.
+RECEIPT_ISSUER_NAME = env("RECEIPT_ISSUER_NAME", "GPU rental")
+RECEIPT_ISSUER_ADDRESS = env("RECEIPT_ISSUER_ADDRESS", "").replace("\\n", "\n")
+RECEIPT_ISSUER_VAT_NUMBER = env("RECEIPT_ISSUER_VAT_NUMBER", "")
+RECEIPT_ISSUER_EMAIL = env("RECEIPT_ISSUER_EMAIL", SUPPORT_EMAIL)
 # The address customers reach the site at, for links in emails.
 SITE_URL = env("SITE_URL", "http://127.0.0.1:8000")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
@@ -302,6 +313,10 @@ CELERY_BEAT_SCHEDULE = {
     "expire-payments": {
         "task": "payments.tasks.expire_payments",
         "schedule": 30.0,
+    },
+    "check-sent-withdrawals": {
+        "task": "payments.tasks.withdrawals_check_sent",  # finance's transfers, on chain
+        "schedule": float(env("WITHDRAWAL_CHECK_INTERVAL_SECONDS", "30")),
     },
     "rentals-tick": {
         "task": "rental.tasks.rentals_tick",  # reminders and the hard stop at the end
@@ -349,6 +364,9 @@ PAYMENT_MONITOR_HOURS = int(env("PAYMENT_MONITOR_HOURS", "24"))
 ORDER_HOLD_MINUTES = int(env("ORDER_HOLD_MINUTES", "30"))
 # Orders awaiting payment one customer may have at once.
 MAX_UNPAID_ORDERS = int(env("MAX_UNPAID_ORDERS", "3"))
+# A paid order still waiting for its cards (paid or provisioning) this long after it was paid
+# may be ended early by an operator, its whole price credited back (rental.refunds).
+EARLY_END_WAITING_HOURS = int(env("EARLY_END_WAITING_HOURS", "24"))
 PAYMENT_DECLARED_STALE_MINUTES = int(env("PAYMENT_DECLARED_STALE_MINUTES", "60"))
 PAYMENT_SCAN_INTERVAL_SECONDS = int(env("PAYMENT_SCAN_INTERVAL_SECONDS", "5"))
 # A scan's claim on a network's cursor, renewed while it reads: a scan killed mid-way is taken
@@ -356,6 +374,12 @@ PAYMENT_SCAN_INTERVAL_SECONDS = int(env("PAYMENT_SCAN_INTERVAL_SECONDS", "5"))
 PAYMENT_SCAN_LEASE_SECONDS = int(env("PAYMENT_SCAN_LEASE_SECONDS", "20"))
 PAYMENT_RPC_TIMEOUT_SECONDS = int(env("PAYMENT_RPC_TIMEOUT_SECONDS", "10"))
 TOP_UP_MINIMUM_USD = env("TOP_UP_MINIMUM_USD", "10.00")
+# Withdrawals of the balance: the smallest a customer may ask for, and how often the worker
+# looks again at the transfers finance entered (they wait for the network's confirmations).
+WITHDRAWAL_MIN_USD = env("WITHDRAWAL_MIN_USD", "10.00")
+WITHDRAWAL_CHECK_INTERVAL_SECONDS = int(env("WITHDRAWAL_CHECK_INTERVAL_SECONDS", "30"))
+# A manual balance adjustment above this amount (USD) asks finance for the authenticator code again.
+FINANCE_STEP_UP_THRESHOLD_USD = env("FINANCE_STEP_UP_THRESHOLD_USD", "500.00")
 # The local chain (anvil) and its test stablecoin: `manage.py local_chain_setup` deploys the
 # token and writes this file; LOCAL_TOKEN_ADDRESS overrides it.
 LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"

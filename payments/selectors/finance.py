@@ -41,6 +41,7 @@ from ..models import (
     ReconciliationRun,
     TransactionKind,
     TransferStatus,
+    WithdrawalStatus,
 )
 from ..services.reconciliation import ATTENDED_STATUSES, Check
 from .crypto import network_name
@@ -301,6 +302,21 @@ CHECK_COLUMNS = {
         ("customer_email", _("Customer"), _SAME),
         ("status", _("Status"), _label(PaymentStatus)),
         ("unallocated", _("Unallocated (USD)"), _SAME),
+    ],
+    Check.WITHDRAWAL_LEDGER: [
+        ("withdrawal_reference", _("Withdrawal"), _SAME),
+        ("status", _("Status"), _label(WithdrawalStatus)),
+        ("amount", _("Amount (USD)"), _SAME),
+        ("held", _("Held in withdrawals pending (USD)"), _SAME),
+        ("paid", _("In withdrawals paid out (USD)"), _SAME),
+        ("taken", _("Taken from the balance (USD)"), _SAME),
+    ],
+    Check.WITHDRAWALS_PAID: [
+        ("network", _("Network"), network_name),
+        ("asset", _("Asset"), _SAME),
+        ("ledger", _("Withdrawals paid out in the ledger (USD)"), _SAME),
+        ("withdrawals", _("Withdrawals paid on chain (USD)"), _SAME),
+        ("difference", _("Difference (USD)"), _SAME),
     ],
 }
 

@@ -108,6 +108,7 @@ def ops_payment(*, payment_id: int) -> OpsPayment:
     missing id raises CryptoPayment.DoesNotExist."""
     payment = (
         _payments()
+        .select_related("extension__order")
         .prefetch_related(
             Prefetch("transfers", queryset=ChainTransfer.objects.order_by("block_number", "pk")),
             Prefetch(

@@ -18,7 +18,9 @@ from ..models import (
     ChainCursor,
     ChainTransfer,
     CryptoPayment,
+    LedgerAccountKind,
     ReviewReason,
+    TransactionKind,
     TransferStatus,
 )
 from ..networks import (
@@ -31,6 +33,7 @@ from .crypto import (
     ZERO_USD,
     PaymentState,
     _ceil_usd,
+    _ledger_sum,
     _money_annotations,
     payment_state,
     still_due_units,
@@ -45,8 +48,13 @@ def customer_payment(*, customer: User, payment_id: int) -> CryptoPayment:
     """The customer's own payment, with where the ledger put its money (credited_usd,
     paid_usd, refunded_usd); another customer's raises CryptoPayment.DoesNotExist."""
     return (
-        CryptoPayment.objects.select_related("deposit_address", "order")
-        .annotate(**_money_annotations())
+        CryptoPayment.objects.select_related("deposit_address", "order", "extension__order")
+        .annotate(
+            **_money_annotations(),
+            extension_paid_usd=_ledger_sum(
+                LedgerAccountKind.REVENUE, (TransactionKind.EXTENSION_PAYMENT,)
+            ),
+        )
         .filter(customer=customer)
         .get(pk=payment_id)
     )
@@ -98,7 +106,7 @@ class PaymentView:
     state: str
     amount_still_due_units: int
     credited_usd: Decimal  # of this payment's money, credited to the customer's balance
-    paid_usd: Decimal  # of this payment's money, paid for its order
+    paid_usd: Decimal  # of this payment's money, paid for its order or its extension
     refunded_usd: Decimal  # of this payment's money, refunded outside the site
 
     @property
@@ -208,6 +216,9 @@ def payment_view(
                 reversed=transfer.status == TransferStatus.REVERSED,
             )
         )
+    # An extension's money is credited to the balance, then pays the extension from there:
+    # what stays on the balance is the credit less that payment.
+    extension_paid = getattr(payment, "extension_paid_usd", None) or ZERO_USD
     money = {
         "status": payment.status,
         "due": payment.amount_due_units,
@@ -220,8 +231,8 @@ def payment_view(
         transfers=progress,
         state=payment_state(**money, expires_at=payment.expires_at, now=now),
         amount_still_due_units=still_due_units(**money),
-        credited_usd=getattr(payment, "credited_usd", None) or ZERO_USD,
-        paid_usd=getattr(payment, "paid_usd", None) or ZERO_USD,
+        credited_usd=(getattr(payment, "credited_usd", None) or ZERO_USD) - extension_paid,
+        paid_usd=(getattr(payment, "paid_usd", None) or ZERO_USD) + extension_paid,
         refunded_usd=getattr(payment, "refunded_usd", None) or ZERO_USD,
     )
 

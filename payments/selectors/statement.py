@@ -23,7 +23,12 @@ def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
         LedgerEntry.objects.filter(
             account__kind=LedgerAccountKind.CUSTOMER_BALANCE, account__customer=customer
         )
-        .select_related("transaction", "transaction__order")
+        .select_related(
+            "transaction",
+            "transaction__order",
+            "transaction__receipt",
+            "transaction__withdrawal",
+        )
         .annotate(
             running_balance=Window(
                 Sum("amount"), order_by=[F("transaction__created_at").asc(), F("pk").asc()]

@@ -89,13 +89,16 @@ def _head_block(network: Network) -> int | None:
         return None
 
 
-def _new_payment(*, customer, purpose, order, network, asset, amount_usd, head) -> CryptoPayment:
+def _new_payment(
+    *, customer, purpose, order, network, asset, amount_usd, head, extension=None
+) -> CryptoPayment:
     now = timezone.now()
     expires_at = now + timedelta(minutes=settings.PAYMENT_EXPIRY_MINUTES)
     payment = CryptoPayment.objects.create(
         customer=customer,
         purpose=purpose,
         order=order,
+        extension=extension,
         network=network.key,
         chain_id=network.chain_id,
         asset=asset.symbol,

@@ -28,6 +28,7 @@ from ..models import (
     LedgerTransaction,
 )
 from .events import balance_credited_emit
+from .receipts import receipts_issue
 
 Line = tuple[LedgerAccount, Decimal]
 logger = logging.getLogger(__name__)
@@ -249,6 +250,7 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
                 output_field=DecimalField(**AMOUNT),
             )
         )
+    receipts_issue(postings, posted)  # numbered in this transaction: takes the last lock
     balance_credited_emit(postings, posted)  # webhooks: balance.credited
     transaction.on_commit(lambda: _log(posted, postings))
     return posted

@@ -25,6 +25,10 @@ kept for logs and the admin. The rows of each check:
 - unallocated_vs_payments: ledger, payments, difference (ledger minus payments, USD)
 - stranded (one per payment): payment_id, payment_reference, customer_email, status,
   unallocated (USD)
+- withdrawal_ledger (one per withdrawal): withdrawal_id, withdrawal_reference, status, amount,
+  held (in withdrawals pending), paid (in withdrawals paid out), taken (from the balance)
+- withdrawals_paid (one per network and asset): network, asset, ledger (withdrawals paid out),
+  withdrawals (the paid withdrawals, checked on chain), difference (USD)
 """
 
 from dataclasses import dataclass
@@ -32,7 +36,18 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.db import models, transaction
-from django.db.models import Count, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import (
+    Case,
+    Count,
+    ExpressionWrapper,
+    F,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, Coalesce, Mod, Power
 from django.utils.translation import gettext_lazy as _
 
@@ -44,6 +59,7 @@ from ..models import (
     AMOUNT,
     LIVE_STATUSES,
     TOKEN_UNITS,
+    WITHDRAWAL_PENDING_STATUSES,
     ChainTransfer,
     CryptoPayment,
     LedgerAccount,
@@ -54,6 +70,8 @@ from ..models import (
     ReconciliationRun,
     TransactionKind,
     TransferStatus,
+    Withdrawal,
+    WithdrawalStatus,
 )
 from ..networks import units_to_usd
 
@@ -116,6 +134,14 @@ class Check(models.TextChoices):
         "stranded",
         _("Money left unallocated on payments that nobody will act on"),
     )
+    WITHDRAWAL_LEDGER = (
+        "withdrawal_ledger",
+        _("Withdrawals whose postings in the ledger do not match their status"),
+    )
+    WITHDRAWALS_PAID = (
+        "withdrawals_paid",
+        _("Withdrawals paid out in the ledger that differ from the withdrawals paid on chain"),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +190,8 @@ def reconciliation_run(
             *_transfers_against_ledger(),
             *_unallocated_against_payments(),
             *_stranded_payments(),
+            *_withdrawals_against_ledger(),
+            *_withdrawals_paid_against_ledger(),
         ]
         return ReconciliationRun.objects.create(
             period_start=period.start,
@@ -554,7 +582,108 @@ def _stranded_payments() -> list[dict]:
     ]
 
 
-# 5. Totals per kind
+# 5. Withdrawals: what the ledger holds and paid out for each, against its status (a paid
+# withdrawal was checked on chain: its transfer of the token to the address, confirmed)
+
+
+def _withdrawal_sum(account_kind: str):
+    return _sum(
+        "ledger_transactions__entries__amount",
+        filter=Q(ledger_transactions__entries__account__kind=account_kind),
+    )
+
+
+def _withdrawals_against_ledger() -> list[dict]:
+    """Per withdrawal: held in the withdrawals pending while it is pending, in the withdrawals
+    paid out once paid, taken from the balance unless rejected. One grouped query, only the
+    withdrawals that differ come back."""
+    amount = F("amount_usd")
+    zero = Value(ZERO, output_field=_decimal())
+    pending = Q(status__in=WITHDRAWAL_PENDING_STATUSES)
+    rows = (
+        Withdrawal.objects.annotate(
+            held=_withdrawal_sum(LedgerAccountKind.WITHDRAWALS_PENDING),
+            paid=_withdrawal_sum(LedgerAccountKind.WITHDRAWALS_PAID),
+            taken=-_withdrawal_sum(LedgerAccountKind.CUSTOMER_BALANCE),
+        )
+        .annotate(
+            held_off=F("held") - Case(When(pending, then=amount), default=zero),
+            paid_off=F("paid")
+            - Case(When(status=WithdrawalStatus.PAID, then=amount), default=zero),
+            taken_off=F("taken")
+            - Case(When(status=WithdrawalStatus.REJECTED, then=zero), default=amount),
+        )
+        .filter(_nonzero("held_off") | _nonzero("paid_off") | _nonzero("taken_off"))
+        .order_by("pk")
+        .values_list("pk", "status", "amount_usd", "held", "paid", "taken")
+    )
+    return [
+        _discrepancy(
+            Check.WITHDRAWAL_LEDGER,
+            f"Withdrawal {Withdrawal(pk=pk).reference} ({status}, {usd(amount)} USD): "
+            f"{usd(held)} USD held, {usd(paid)} USD paid out, {usd(taken)} USD taken from "
+            "the balance in the ledger.",
+            [
+                {
+                    "withdrawal_id": pk,
+                    "withdrawal_reference": Withdrawal(pk=pk).reference,
+                    "status": status,
+                    "amount": _amount(amount),
+                    "held": _amount(held),
+                    "paid": _amount(paid),
+                    "taken": _amount(taken),
+                }
+            ],
+        )
+        for pk, status, amount, held, paid, taken in rows
+    ]
+
+
+def _withdrawals_paid_against_ledger() -> list[dict]:
+    """Per network and asset: the withdrawals paid out account (the sum of its entries)
+    against the paid withdrawals. Both sides in one statement."""
+    ledger_side = (
+        LedgerAccount.objects.filter(kind=LedgerAccountKind.WITHDRAWALS_PAID, customer=None)
+        .annotate(ledger=_sum("entries__amount"), paid=Value(ZERO, output_field=_decimal()))
+        .values_list("network", "asset", "ledger", "paid")
+    )
+    paid_side = (
+        Withdrawal.objects.filter(status=WithdrawalStatus.PAID)
+        .order_by()
+        .values("network", "asset")
+        .annotate(ledger=Value(ZERO, output_field=_decimal()), paid=_sum("amount_usd"))
+        .values_list("network", "asset", "ledger", "paid")
+    )
+    sides: dict[tuple[str, str], list[Decimal]] = {}
+    for network, asset, ledger, paid in ledger_side.union(paid_side, all=True):
+        side = sides.setdefault((network, asset), [ZERO, ZERO])
+        side[0] += ledger or 0
+        side[1] += paid or 0
+    discrepancies = []
+    for (network, asset), (ledger, paid) in sorted(sides.items()):
+        ledger, paid = usd(ledger), usd(paid)
+        if ledger == paid:
+            continue
+        discrepancies.append(
+            _discrepancy(
+                Check.WITHDRAWALS_PAID,
+                f"{asset} on {network}: the ledger paid out {ledger} USD of withdrawals, the "
+                f"withdrawals paid on chain are {paid} USD.",
+                [
+                    {
+                        "network": network,
+                        "asset": asset,
+                        "ledger": _amount(ledger),
+                        "withdrawals": _amount(paid),
+                        "difference": _amount(ledger - paid),
+                    }
+                ],
+            )
+        )
+    return discrepancies
+
+
+# 6. Totals per kind
 
 
 def _totals_by_kind(period: Period) -> dict[str, dict]:

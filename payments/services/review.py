@@ -35,6 +35,7 @@ from .settling import (
     close_siblings,
     credit_to_balance,
     open_book,
+    pay_extension,
     pay_order,
     unallocated_usd,
 )
@@ -83,7 +84,8 @@ def _open_review(payment_id: int, actor: User) -> tuple[CryptoPayment, dict, Boo
 
 def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
     """Accept what was received as the payment: the order is paid (revenue gets what arrived,
-    at most the order total; a surplus goes to the balance), a top-up is credited."""
+    at most the order total; a surplus goes to the balance), a top-up is credited, an
+    extension's money is credited and pays the extension if it covers it (pay_extension)."""
     reason = _reason(reason)
     with transaction.atomic():
         payment, payments, book = _open_review(payment_id, actor)
@@ -91,6 +93,10 @@ def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> Crypto
             raise NothingReceived()
         if payment.purpose == PaymentPurpose.TOP_UP:
             credit_to_balance(book, payment, reason=f"settled by an operator: {reason}")
+        elif payment.purpose == PaymentPurpose.EXTENSION:
+            # Credited to the balance; the extension is paid from it when what arrived covers
+            # it and it is still awaited, else the money stays on the balance.
+            pay_extension(book, payment, reason=f"Payment {payment.reference} settled: {reason}")
         else:
             order = Order.objects.get(pk=payment.order_id)
             if not pay_order(

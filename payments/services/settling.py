@@ -10,7 +10,8 @@ held (payments.locks), inside the transaction that changed their transfers. For 
 2. Allocation. What the payment received and did not yet allocate (`receipted_usd -
    allocated_usd`, sitting in "receipts awaiting allocation") goes where its state says:
    - open and fully paid in time: the order is paid (revenue; a surplus to the balance) or
-     the top-up is credited; the order's other open payments close;
+     the top-up is credited; the order's other open payments close; an extension's money is
+     credited to the balance and pays the extension from there (pay_extension);
    - the order moved on meanwhile (paid another way, cancelled), or the payment is closed,
      confirmed or resolved already: credited to the customer's balance, with an email;
    - expired, invalid, or partly paid at expiry: to the operators' review, untouched;
@@ -90,9 +91,18 @@ class Book:
         self.events.append(event)
         return event
 
-    def post(self, payment, kind, lines, memo, key, order=None) -> None:
+    def post(self, payment, kind, lines, memo, key, order=None, extension=None) -> None:
         self.postings.append(
-            Posting(kind, lines, memo, key, actor=self.actor, order=order, payment=payment)
+            Posting(
+                kind,
+                lines,
+                memo,
+                key,
+                actor=self.actor,
+                order=order,
+                payment=payment,
+                extension=extension,
+            )
         )
         self.dirty[payment.pk] = payment
 
@@ -305,6 +315,45 @@ def pay_order(book: Book, payment: CryptoPayment, order: Order, *, reason: str) 
     return True
 
 
+def pay_extension(book: Book, payment: CryptoPayment, *, reason: str) -> bool:
+    """An extension payment's money goes to the customer's balance (it was sent for that),
+    then, in the same batch, pays the extension from there if rental still takes it (the
+    ledger checks the balance over the whole batch). False when the extension or its order
+    had moved on (paid from the balance, cancelled, the rental ended): the money stays on
+    the balance, recorded in the payment's history and emailed — never stranded."""
+    from rental.models import OrderExtension
+
+    extension = OrderExtension.objects.select_related("order").get(pk=payment.extension_id)
+    arrived = unallocated_usd(payment)
+    if arrived < extension.total_usd:
+        why = f"less than extension {extension.reference} costs arrived"
+    elif not rental_services.extension_pay(
+        extension_id=extension.pk, actor=book.actor, reason=reason
+    ):
+        why = f"extension {extension.reference} no longer awaited it"
+    else:
+        why = ""
+    if why:
+        credit_to_balance(book, payment, reason=why)
+        return False
+    credit_to_balance(book, payment, reason=f"for extension {extension.reference}", expected=True)
+    balance = book.accounts.balance_of(payment)
+    book.post(
+        payment,
+        TransactionKind.EXTENSION_PAYMENT,
+        [(balance, -extension.total_usd), (book.accounts.revenue, extension.total_usd)],
+        f"Extension {extension.reference} of order {extension.order.reference} paid in "
+        f"{payment.asset} on {payment.network}",
+        f"extension-payment:{extension.pk}",
+        order=extension.order,
+        extension=extension,
+    )
+    surplus = arrived - extension.total_usd
+    if surplus > 0:
+        book.event(payment, PaymentEventKind.CREDITED, "surplus", amount=str(surplus))
+    return True
+
+
 def close(book: Book, payment: CryptoPayment, *, reason: str) -> None:
     """The payment's order no longer needs it: close it; money on it goes to the balance
     (now, and whatever arrives later)."""
@@ -360,6 +409,15 @@ def _decide(
             elif payment.purpose == PaymentPurpose.TOP_UP:
                 credit_to_balance(book, payment, reason="top-up confirmed on chain", expected=True)
                 book.status(payment, PaymentStatus.CONFIRMED, "confirmed on chain")
+            elif payment.purpose == PaymentPurpose.EXTENSION:
+                if pay_extension(
+                    book,
+                    payment,
+                    reason=f"Paid in {payment.asset} on {payment.network} (confirmed on chain)",
+                ):
+                    book.status(payment, PaymentStatus.CONFIRMED, "confirmed on chain")
+                else:
+                    close(book, payment, reason="the extension was no longer awaiting this payment")
             elif pay_order(
                 book,
                 payment,

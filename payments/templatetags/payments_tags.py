@@ -6,13 +6,18 @@ Rental never imports payments; its templates load these tags instead.
 from decimal import Decimal
 
 from django import template
+from django.conf import settings
+from django.utils import timezone
 from django.utils.formats import number_format
 
 from rental.models import OrderStatus
+from rental.refunds import EARLY_END_STATUSES, early_end_check
 
 from ..forms_crypto import StablecoinForm
+from ..forms_refunds import EndEarlyForm
 from ..selectors import crypto
 from ..selectors.order_payments import order_payments_view
+from ..selectors.refunds import order_refund as order_refund_view
 from ..selectors.statement import customer_balance_account
 
 register = template.Library()
@@ -48,10 +53,62 @@ def order_payments(order):
     return {"view": order_payments_view(order=order)}
 
 
+# An order in these statuses was paid: its payment has a receipt.
+RECEIPTED_ORDER_STATUSES = (
+    OrderStatus.PAID,
+    OrderStatus.PROVISIONING,
+    OrderStatus.ACTIVE,
+    OrderStatus.ENDED,
+)
+
+
+@register.inclusion_tag("payments/receipt_order_links.html")
+def order_receipt_links(order):
+    """Links to a paid order's receipt and to all its receipts (extensions, refund): no query,
+    the receipt is found when the link is followed."""
+    return {"order": order, "paid": order.status in RECEIPTED_ORDER_STATUSES}
+
+
 @register.inclusion_tag("payments/_balance_summary.html")
 def balance_summary(user):
     account = customer_balance_account(customer=user)
     return {"balance": account.balance if account else Decimal("0.00")}
+
+
+@register.inclusion_tag("ops/_end_early.html", takes_context=True)
+def ops_end_early(context, order):
+    """The operators' "End early and refund" section of an order page: once ended early, when,
+    the hours refunded and the reason; before, which case applies (or why none does), the
+    refund if ended now and the form. Nothing for an order that can never be ended early."""
+    refund = order_refund_view(order=order)
+    check = None
+    if refund is None and order.status in EARLY_END_STATUSES:
+        check = early_end_check(order, timezone.now())
+    return {
+        "csrf_token": context.get("csrf_token"),
+        "order": order,
+        "summary": refund,
+        "check": check,
+        "form": EndEarlyForm(check=check) if check else None,
+        "waiting_hours": settings.EARLY_END_WAITING_HOURS,
+    }
+
+
+@register.inclusion_tag("payments/_order_refund.html")
+def order_refund_notice(order):
+    """On the customer's order page: the order was ended early, N hours refunded (X USD)."""
+    return {"order": order, "refund": order_refund_view(order=order)}
+
+
+@register.simple_tag
+def order_refund(order):
+    """{% order_refund order as refund %}: the refund of an order ended early (its hours,
+    amount, reason) and the customer's balance now, for emails; None for any other order."""
+    refund = order_refund_view(order=order)
+    if refund is None:
+        return None
+    account = customer_balance_account(customer=order.customer)
+    return {"refund": refund, "balance": account.balance if account else Decimal("0.00")}
 
 
 @register.filter

@@ -17,6 +17,7 @@ from rental.views.customer import render_order_page
 
 from ..csv_export import csv_download, text_cell
 from ..selectors.statement import customer_balance_account, customer_statement
+from ..selectors.withdrawals import customer_withdrawals_pending
 from ..services import order_payments
 from ..services.balance import balance_pay_order
 
@@ -34,7 +35,12 @@ def statement(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(
         request,
         "payments/statement.html",
-        {"page": page, "entries": page.object_list, "account": account},
+        {
+            "page": page,
+            "entries": page.object_list,
+            "account": account,
+            "withdrawals_pending": customer_withdrawals_pending(customer=request.user),
+        },
     )
 
 

@@ -33,6 +33,7 @@ from ..selectors.finance import (
     unallocated_payments,
     unallocated_summary,
 )
+from ..selectors.withdrawals import finance_withdrawal_counts, withdrawal_totals
 from ..services.balance import balance_adjust
 from ..services.reconciliation import reconciliation_run
 
@@ -50,7 +51,12 @@ finance_required = role_required(FINANCE)
 def dashboard(request: HttpRequest) -> HttpResponse:
     last_run = reconciliation_run_last()
     report = reconciliation_report(run=last_run) if last_run else None
-    return render(request, "finance/dashboard.html", {"report": report})
+    context = {
+        "report": report,
+        "withdrawals": withdrawal_totals(),
+        "withdrawal_counts": finance_withdrawal_counts(),
+    }
+    return render(request, "finance/dashboard.html", context)
 
 
 @finance_required

@@ -1,6 +1,15 @@
 """Every write of the rental domain. Orders live in `orders`; the way from paid to active in
-`provisioning`; reminders and the hard stop in `lifecycle`; customer emails in `emails`."""
+`provisioning`; reminders and the hard stop in `lifecycle`; customer emails in `emails`; more
+days on an active rental in `extensions`."""
 
+from .early_end import EarlyEndRefused, order_end_early
+from .extensions import (
+    extension_cancel,
+    extension_create,
+    extension_hold_for_payment,
+    extension_pay,
+    extensions_cancel_for_order,
+)
 from .intents import (
     order_back_to_awaiting,
     order_cancel_in_review,
@@ -23,6 +32,13 @@ __all__ = [
     "Configuration",
     "Summary",
     "configuration_summary",
+    "EarlyEndRefused",
+    "order_end_early",
+    "extension_cancel",
+    "extension_create",
+    "extension_hold_for_payment",
+    "extension_pay",
+    "extensions_cancel_for_order",
     "order_back_to_awaiting",
     "order_cancel_by_customer",
     "order_cancel_in_review",

@@ -6,6 +6,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..models import (
+    REMINDER_HOURS,
     Order,
     OrderEmail,
     OrderEmailKind,
@@ -32,12 +33,20 @@ def _still_relevant(order: Order, kind: str, now: datetime) -> bool:
     return True
 
 
+def _period(order: Order, kind: str) -> int:
+    """The rental period an email belongs to: reminders are sent again in every period (an
+    extension starts one); the order's other emails belong to its first period (a paid
+    extension's email is the payment-received one of the period it opened:
+    rental.services.extensions)."""
+    return order.period if kind in REMINDER_HOURS else 0
+
+
 def order_email_send(*, order_id: int, kind: str, now: datetime | None = None) -> bool:
     """Send the `kind` email of this order unless it was sent already; True when sent now.
 
     The record and the send share one transaction: if sending fails, the record rolls back and
     a retry sends it; a task delivered twice, or two workers at once, send it once (the unique
-    (order, kind) pair: the second insert waits for the first and then fails).
+    (order, kind, period) triple: the second insert waits for the first and then fails).
     """
     from ..notifications import send_order_email
 
@@ -47,7 +56,7 @@ def order_email_send(*, order_id: int, kind: str, now: datetime | None = None) -
         return False
     try:
         with transaction.atomic():
-            OrderEmail.objects.create(order=order, kind=kind)
+            OrderEmail.objects.create(order=order, kind=kind, period=_period(order, kind))
             send_order_email(order=order, kind=kind)
     except IntegrityError:
         return False

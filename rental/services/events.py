@@ -1,4 +1,4 @@
-"""What the rental tells the outbox (webhooks): an order paid, active, ending, ended.
+"""What the rental tells the outbox (webhooks): an order paid, active, ending, ended, extended.
 
 Written in the transaction of the change (`order_set_status`, the reminder's email row), so
 the event commits with it or not at all. The data is the order as the API shows it, kept
@@ -75,5 +75,29 @@ def order_ending_emit(order: Order, kind: str) -> None:
         event_type=events.ORDER_ENDING,
         account=order.customer_id,
         payload=data,
-        once_key=f"{events.ORDER_ENDING}:{order.pk}:{kind}",
+        once_key=ending_once_key(order, kind),
     )
+
+
+def ending_once_key(order: Order, kind: str) -> str:
+    """Once per order, reminder and rental period: an extension starts a new period whose
+    reminders are due again (the first period keeps the key it always had)."""
+    key = f"{events.ORDER_ENDING}:{order.pk}:{kind}"
+    return key if order.period == 0 else f"{key}:{order.period}"
+
+
+def order_extended_emit(order: Order, extension) -> None:
+    """An extension is paid (rental.services.extensions): the order with its new end."""
+    data = {
+        "order": order_data(order),
+        "extension": {
+            "id": extension.pk,
+            "reference": extension.reference,
+            "duration_days": extension.duration_days,
+            "total_usd": f"{extension.total_usd:.2f}",
+            "currency": "USD",
+            "extends_from": _time(extension.period_starts_at),
+            "extends_to": _time(extension.period_ends_at),
+        },
+    }
+    outbox_emit(event_type=events.ORDER_EXTENDED, account=order.customer_id, payload=data)

@@ -15,6 +15,7 @@ from accounts.models import User
 from ..exceptions import InvalidTransition
 from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
 from .events import order_ending_emit
+from .extensions import extensions_cancel_for_order
 from .intents import orders_release_expired_holds
 from .orders import order_set_status
 
@@ -46,7 +47,8 @@ def reminder_due(order: Order, now: datetime) -> str | None:
 
 
 def order_end(*, order_id: int, now: datetime | None = None, actor: User | None = None) -> Order:
-    """The hard stop: the rental is over, its cards go back to the hosts' free stock.
+    """The hard stop: the rental is over, its cards go back to the hosts' free stock; an
+    extension still awaiting payment is cancelled.
 
     Raises InvalidTransition when the order is not active or its end has not come yet.
     """
@@ -64,6 +66,9 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
             reason="Rental period over: access stopped, cards released",
         )
         CardAllocation.objects.filter(order=order, released_at__isnull=True).update(released_at=now)
+        extensions_cancel_for_order(
+            order_id=order.pk, reason="The rental ended before the extension was paid"
+        )
         tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.ENDED)
     return order
 
@@ -99,7 +104,9 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
             report.ended.append(order.pk)
             continue
         kind = reminder_due(order, now)
-        if kind and kind not in {email.kind for email in order.emails.all()}:
+        # Only this rental period's emails count: an extension's period has its own reminders.
+        sent = {email.kind for email in order.emails.all() if email.period == order.period}
+        if kind and kind not in sent:
             # The webhook event is written here, apart from the email: a mail server that is
             # down for the whole reminder window loses the email, never the event.
             order_ending_emit(order, kind)

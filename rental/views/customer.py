@@ -212,5 +212,6 @@ def help_page(request: HttpRequest) -> HttpResponse:
             "hold_minutes": settings.ORDER_HOLD_MINUTES,
             "expiry_minutes": settings.PAYMENT_EXPIRY_MINUTES,
             "monitor_hours": settings.PAYMENT_MONITOR_HOURS,
+            "early_end_waiting_hours": settings.EARLY_END_WAITING_HOURS,
         },
     )

@@ -6,6 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from tests.mfa_fixtures import enrol_totp
+
 pytestmark = pytest.mark.django_db
 
 
@@ -18,6 +20,7 @@ def _get(client, url):
 def test_the_navigation_and_the_guard_read_the_roles_with_the_user(client, make_customer):
     user = make_customer()
     user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    enrol_totp(user)
     client.force_login(user)
 
     response, queries = _get(client, reverse("payments:finance_dashboard"))
@@ -34,6 +37,7 @@ def test_leaving_a_group_takes_effect_on_the_next_request(client, make_customer)
     user = make_customer()
     finance = Group.objects.get_or_create(name="finance")[0]
     user.groups.add(finance)
+    enrol_totp(user)
     client.force_login(user)
     assert client.get(reverse("payments:finance_dashboard")).status_code == 200
 

@@ -8,15 +8,19 @@ from django.contrib.auth.models import Group
 from playwright.sync_api import expect
 
 from rental.models import Host, Order, OrderStatus
+from tests.mfa_fixtures import enrol_totp, totp_code
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def log_in(page, email: str) -> None:
+def log_in(page, email: str, *, totp_secret: str | None = None) -> None:
     page.goto("/accounts/login/")
     page.locator("#id_login").fill(email)
     page.locator("#id_password").fill("correct-horse-battery")
     page.get_by_role("button", name="Log in").click()
+    if totp_secret:  # staff: the authenticator app's code comes next
+        page.get_by_label("Code").fill(totp_code(totp_secret))
+        page.get_by_role("button", name="Log in").click()
 
 
 def test_a_paid_order_is_prepared_by_an_operator_and_becomes_active_with_its_access(
@@ -25,6 +29,7 @@ def test_a_paid_order_is_prepared_by_an_operator_and_becomes_active_with_its_acc
     Host.objects.filter(gpu_model=catalogue["h100"]).update(ssh_host=sshd.host, ssh_port=sshd.port)
     operator = make_customer(email="olga@example.com", first_name="Olga", is_staff=True)
     operator.groups.add(Group.objects.get_or_create(name="operators")[0])
+    operator_secret = enrol_totp(operator)
     credit(customer, "1000.00")
     public_key = (
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINoy7kXxjevBLm4hN/0T1oA5kiAzczBsDxewpd1quBh2 "
@@ -50,7 +55,7 @@ def test_a_paid_order_is_prepared_by_an_operator_and_becomes_active_with_its_acc
 
     # An operator finds it in the provisioning queue, with its hosts, and marks it prepared.
     ops = new_page()
-    log_in(ops, operator.email)
+    log_in(ops, operator.email, totp_secret=operator_secret)
     ops.goto("/ops/provisioning/")
     ops.get_by_role("link", name=order.reference).first.click()
     expect(ops.locator("body")).to_contain_text(public_key)

@@ -4,11 +4,13 @@ import pytest
 from django.urls import reverse
 
 from rental.models import GpuModel, LotPrice, Order
+from tests.mfa_fixtures import enrol_totp
 
 
 @pytest.fixture
 def admin_client_logged(client, make_customer):
     admin = make_customer(email="ops@example.com", is_staff=True, is_superuser=True)
+    enrol_totp(admin)
     client.force_login(admin)
     return client
 
@@ -73,6 +75,7 @@ def test_operators_edit_the_catalogue_but_customers_cannot(client, make_customer
 
     operator = make_customer(is_staff=True)
     operator.groups.add(Group.objects.get(name="operators"))
+    enrol_totp(operator)
     url = reverse("admin:rental_gpumodel_change", args=[catalogue["h100"].pk])
 
     client.force_login(operator)
@@ -83,3 +86,30 @@ def test_operators_edit_the_catalogue_but_customers_cannot(client, make_customer
     response = client.get(url)
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_the_admin_needs_a_second_factor_and_its_own_login_form_is_not_a_way_around_it(
+    client, make_customer, catalogue
+):
+    """Staff without an authenticator app are sent to set one up; the admin's password-only
+    login form is replaced by the site's login, which asks enrolled users for their code."""
+    admin = make_customer(email="root@example.com", is_staff=True, is_superuser=True)
+    url = reverse("admin:rental_gpumodel_change", args=[catalogue["h100"].pk])
+
+    login = client.get(reverse("admin:login"))
+    assert login.status_code == 302
+    assert login["Location"].startswith(reverse("account_login"))
+    response = client.post(
+        reverse("admin:login"), {"username": admin.email, "password": "correct-horse-battery"}
+    )
+    assert response.status_code == 302 and "_auth_user_id" not in client.session
+
+    client.force_login(admin)
+    response = client.get(url, follow=True)
+    assert response.redirect_chain[-1][0].startswith(reverse("mfa_activate_totp")) or any(
+        reverse("mfa_activate_totp") in hop for hop, _status in response.redirect_chain
+    )
+    assert "The administration needs a second factor" in response.content.decode()
+
+    enrol_totp(admin)
+    assert client.get(url).status_code == 200

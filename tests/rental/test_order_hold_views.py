@@ -15,6 +15,7 @@ from payments.services.crypto import payment_create_for_order
 from rental.models import Order, OrderStatus
 from rental.services.lifecycle import rentals_tick
 from tests.conftest import lots_available, set_stock
+from tests.mfa_fixtures import enrol_totp
 
 REVIEW = reverse("rental:review")
 CONFIRM = reverse("rental:confirm")
@@ -47,6 +48,7 @@ def order_page(client, order) -> str:
 def operator_client(make_customer) -> Client:
     operator = make_customer(email="ops@example.com")
     operator.groups.add(Group.objects.get_or_create(name="operators")[0])
+    enrol_totp(operator)
     browser = Client()
     browser.force_login(operator)
     return browser

@@ -511,8 +511,9 @@ def test_the_order_page_runs_as_many_queries_for_1_and_10_cards(
     small, large = orders
     assert large.allocations.values("host").distinct().count() > 1
     # The session comes from the cache (Redis): user with staff groups (navigation), order,
-    # timeline, cards with their hosts, the pilot's diagnostics reports and decisions.
-    assert count_queries(customer_client, small) == count_queries(customer_client, large) == 6
+    # timeline, cards with their hosts, the pilot's diagnostics reports and decisions; while
+    # active, the order's extensions.
+    assert count_queries(customer_client, small) == count_queries(customer_client, large) == 7
     end = max(small.ends_at, large.ends_at) + timedelta(minutes=1)
     tick(end, django_capture_on_commit_callbacks)
     assert count_queries(customer_client, small) == count_queries(customer_client, large) == 6

@@ -24,6 +24,7 @@ from payments.services.ledger import customer_account, system_account
 from payments.services.payment_status import payment_set_status
 from rental.models import OrderStatus
 from rental.services import order_send_to_review
+from tests.mfa_fixtures import enrol_totp
 
 QUEUE = reverse("payments:ops_queue")
 REASON = "Customer sent the rest by bank transfer, ticket 4711"
@@ -73,7 +74,9 @@ def reversed_payment(top_up, transfer, make_customer):
 def test_operators_and_superusers_see_the_queue(operator_client, make_customer):
     assert operator_client.get(QUEUE).status_code == 200
     admin = Client()
-    admin.force_login(make_customer(is_superuser=True, is_staff=True))
+    superuser = make_customer(is_superuser=True, is_staff=True)
+    enrol_totp(superuser)
+    admin.force_login(superuser)
     assert admin.get(QUEUE).status_code == 200
 
 

@@ -8,6 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from payments.models import LedgerTransaction, ReconciliationRun
+from tests.mfa_fixtures import enrol_totp
 
 PAGES = [
     "payments:finance_dashboard",
@@ -38,6 +39,7 @@ def test_finance_members_open_every_page(finance_client, name):
 @pytest.mark.parametrize("name", PAGES)
 def test_superusers_open_every_page(make_customer, name):
     admin = make_customer(email="root@example.com", is_superuser=True, is_staff=True)
+    enrol_totp(admin)
     browser = Client()
     browser.force_login(admin)
     assert browser.get(reverse(name)).status_code == 200

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from payments.models import LedgerAccount, LedgerAccountKind, LedgerEntry, LedgerTransaction
+from tests.mfa_fixtures import enrol_totp, totp_code
 
 URL = reverse("payments:finance_adjustment")
 
@@ -132,8 +133,9 @@ def test_bad_amounts_are_refused_with_a_field_message(finance_client, customer, 
     assert LedgerEntry.objects.count() == 0
 
 
-def test_the_largest_adjustment_is_accepted(finance_client, customer):
-    response = finance_client.post(URL, form_data(customer, amount="1000000.00"))
+def test_the_largest_adjustment_is_accepted(finance_client, finance_user, customer):
+    code = totp_code(enrol_totp(finance_user))  # above the step-up threshold
+    response = finance_client.post(URL, form_data(customer, amount="1000000.00", mfa_code=code))
     assert response.status_code == 302
     assert balance_of(customer) == Decimal("1000000.00")
 

@@ -51,8 +51,8 @@ PAGES = {
     ),
     # user with the finance group, the entries
     "journal csv": (reverse("payments:finance_journal_csv"), {}, 2),
-    # user with groups, last run
-    "dashboard": (reverse("payments:finance_dashboard"), {}, 2),
+    # user with groups, last run, the withdrawal totals and the withdrawals per status
+    "dashboard": (reverse("payments:finance_dashboard"), {}, 4),
 }
 
 

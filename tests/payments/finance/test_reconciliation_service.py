@@ -67,6 +67,10 @@ def test_a_healthy_ledger_reconciles_with_no_discrepancy(healthy_ledger, finance
         "adjustment": {"count": 2, "total": "570.00"},
         "refund": {"count": 0, "total": "0.00"},
         "reversal": {"count": 0, "total": "0.00"},
+        "extension_payment": {"count": 0, "total": "0.00"},
+        "withdrawal_request": {"count": 0, "total": "0.00"},
+        "withdrawal_return": {"count": 0, "total": "0.00"},
+        "withdrawal_paid": {"count": 0, "total": "0.00"},
     }
 
 

@@ -78,8 +78,11 @@ def operator_client(make_customer):
     from django.contrib.auth.models import Group
     from django.test import Client
 
+    from tests.mfa_fixtures import enrol_totp
+
     user = make_customer(email="ops@example.com", first_name="Otto", last_name="Perator")
     user.groups.add(Group.objects.get_or_create(name="operators")[0])
+    enrol_totp(user)
     browser = Client()
     browser.force_login(user)
     return browser

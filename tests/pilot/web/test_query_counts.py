@@ -45,8 +45,8 @@ def test_the_customer_s_order_page_runs_as_many_queries_for_1_and_20(customer_cl
     assert html.count('data-entry="report"') == 20
     assert html.count('data-entry="decision"') == 20
     # User with staff groups (navigation), order, timeline, cards with their hosts; the
-    # pilot's reports, its decisions.
-    assert with_one == with_twenty == 6
+    # pilot's reports, its decisions; the order's extensions (rental.selectors_extensions).
+    assert with_one == with_twenty == 7
 
 
 def test_the_status_poll_runs_as_many_queries_for_1_and_20(customer_client, funded, make_order):

@@ -6,6 +6,7 @@ from django.test import Client
 from django.urls import reverse
 
 from rental.models import CardAllocation, Host, Order, OrderStatus
+from tests.mfa_fixtures import enrol_totp
 
 NOTES = "Ubuntu 24.04, driver 570, CUDA 12.8."
 
@@ -72,7 +73,9 @@ def test_customers_and_finance_are_refused_and_change_nothing(
 
 def test_superusers_are_operators(urls, make_customer):
     browser = Client()
-    browser.force_login(make_customer(is_superuser=True, is_staff=True))
+    admin = make_customer(is_superuser=True, is_staff=True)
+    enrol_totp(admin)
+    browser.force_login(admin)
     for url in urls["get"]:
         assert browser.get(url).status_code == 200, url
 

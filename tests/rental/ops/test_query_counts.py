@@ -141,5 +141,6 @@ def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client,
     # the health banner.
     assert host_one == count_queries(operator_client, host_url) == 5
     # User with groups; the order with customer and preparer; timeline; handover events;
-    # cards per host; the health banner; the pilot's diagnostics reports and decisions.
-    assert order_one == count_queries(operator_client, order_url) == 8
+    # cards per host; the health banner; the pilot's diagnostics reports and decisions; for
+    # ending it early, its hosts in maintenance and its paid extensions.
+    assert order_one == count_queries(operator_client, order_url) == 10

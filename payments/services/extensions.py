@@ -1,0 +1,172 @@
+"""Paying an order extension: from the USD balance, or in stablecoins like an order.
+
+The extension's price is frozen on it (rental.services.extensions). Rental decides whether it
+still takes the money (`extension_pay`: awaiting payment, its order active before its end);
+payments never writes rental's rows. A stablecoin payment for an extension is settled like a
+top-up whose credit then pays the extension from the balance in the same ledger batch
+(payments.services.settling.pay_extension), so money that arrives too late simply stays on
+the balance.
+
+Lock order (payments.locks): the order's payment mutex, the extension's live payments, the
+ledger accounts, then rental's order and extension.
+"""
+
+from django.db import transaction
+from django.utils.translation import gettext_lazy as _
+
+from accounts.models import User
+from rental import services as rental_services
+from rental.models import ExtensionStatus, OrderExtension
+from rental.services.extensions import ExtensionNotAwaitingPayment, OrderNotExtendable
+
+from ..exceptions import InsufficientBalance, PaymentError
+from ..locks import lock_extension_payments, lock_order_for_payment_changes
+from ..models import (
+    CryptoPayment,
+    LedgerAccount,
+    LedgerTransaction,
+    PaymentPurpose,
+    PaymentStatus,
+    TransactionKind,
+)
+from .crypto import _asset_on, _head_block, _new_payment
+from .ledger import ledger_post
+from .payment_status import payment_set_status
+from .settling import close, open_book
+
+
+class ExtensionNotPayable(PaymentError):
+    message = _(
+        "This extension can no longer be paid: it was cancelled, or the rental ended. "
+        "Nothing was charged."
+    )
+
+
+def _extension(extension_id: int, customer: User) -> OrderExtension:
+    extension = (
+        OrderExtension.objects.select_related("order")
+        .filter(pk=extension_id, customer=customer)
+        .first()
+    )
+    if extension is None:
+        raise OrderExtension.DoesNotExist()
+    return extension
+
+
+def _paid_from_ledger(extension: OrderExtension) -> bool:
+    return LedgerTransaction.objects.filter(
+        extension=extension, kind=TransactionKind.EXTENSION_PAYMENT
+    ).exists()
+
+
+def extension_pay_from_balance(*, extension_id: int, customer: User) -> OrderExtension:
+    """Pay the customer's extension from the USD balance, in one database transaction: debit
+    the balance, credit revenue, and rental moves the order's end; the extension's open
+    stablecoin payments close (money already on them goes to the balance). Idempotent: a double
+    click, a second tab or a replayed request finds it paid by its one payment transaction.
+
+    Raises OrderExtension.DoesNotExist for another customer's, InsufficientBalance when the
+    balance does not cover the whole extension (nothing is charged) and ExtensionNotPayable
+    when it was cancelled or its rental ended.
+    """
+    extension = _extension(extension_id, customer)
+    with transaction.atomic():
+        lock_order_for_payment_changes(order_id=extension.order_id)
+        live = lock_extension_payments(extension_id=extension.pk)
+        book = open_book(live, actor=customer, customer_ids=[customer.pk])
+        balance = book.accounts.customers[customer.pk]
+        if _paid_from_ledger(extension):
+            return OrderExtension.objects.get(pk=extension.pk)
+        current = OrderExtension.objects.values_list("status", flat=True).get(pk=extension.pk)
+        if current != ExtensionStatus.AWAITING_PAYMENT:
+            raise ExtensionNotPayable()
+        available = LedgerAccount.objects.get(pk=balance.pk).balance
+        if available < extension.total_usd:
+            raise InsufficientBalance(available=available, required=extension.total_usd)
+        if not rental_services.extension_pay(
+            extension_id=extension.pk, actor=customer, reason="Paid from the USD balance"
+        ):
+            raise ExtensionNotPayable()
+        ledger_post(
+            kind=TransactionKind.EXTENSION_PAYMENT,
+            lines=[(balance, -extension.total_usd), (book.accounts.revenue, extension.total_usd)],
+            memo=(
+                f"Extension {extension.reference} of order {extension.order.reference} "
+                "paid from the USD balance"
+            ),
+            idempotency_key=f"extension-payment:{extension.pk}",
+            actor=customer,
+            order=extension.order,
+            extension=extension,
+        )
+        for payment in live:
+            close(book, payment, reason="the extension was paid from the USD balance")
+        book.flush()
+    return OrderExtension.objects.get(pk=extension.pk)
+
+
+def extension_open_crypto_payment(
+    *, extension_id: int, customer: User, network_key: str, asset_symbol: str
+) -> CryptoPayment:
+    """A stablecoin payment for the whole extension at a fresh address, with the expiry of
+    any payment (PAYMENT_EXPIRY_MINUTES).
+
+    The extension keeps one live payment: asking again for the same asset and network returns
+    it; another choice closes one on which nothing was seen (its address stays watched; money
+    sent there anyway goes to the balance). Raises OrderExtension.DoesNotExist for another
+    customer's, ExtensionNotPayable once it was paid, cancelled or its rental ended.
+    """
+    extension = _extension(extension_id, customer)
+    network, asset = _asset_on(network_key, asset_symbol)
+    head = _head_block(network)  # before any lock: no RPC while holding one
+    with transaction.atomic():
+        lock_order_for_payment_changes(order_id=extension.order_id)
+        live = lock_extension_payments(extension_id=extension.pk)
+        try:
+            extension = rental_services.extension_hold_for_payment(
+                extension_id=extension.pk, customer=customer
+            )
+        except (ExtensionNotAwaitingPayment, OrderNotExtendable):
+            raise ExtensionNotPayable() from None
+        for payment in live:
+            if payment.network == network.key and payment.asset == asset.symbol:
+                return payment
+        for payment in live:
+            if payment.status == PaymentStatus.DETECTED or payment.seen_units:
+                raise PaymentError(
+                    _("A transfer for this extension is already being confirmed; wait for it.")
+                )
+        for payment in live:
+            payment_set_status(
+                payment,
+                to_status=PaymentStatus.CLOSED,
+                actor=customer,
+                reason="replaced by another asset or network",
+            )
+        return _new_payment(
+            customer=customer,
+            purpose=PaymentPurpose.EXTENSION,
+            order=None,
+            extension=extension,
+            network=network,
+            asset=asset,
+            amount_usd=extension.total_usd,
+            head=head,
+        )
+
+
+def extension_cancel(*, extension_id: int, customer: User) -> OrderExtension:
+    """The customer gives up an extension awaiting payment: rental cancels it and its open
+    stablecoin payments close (money that arrived, or still arrives, goes to the balance).
+    Raises OrderExtension.DoesNotExist for another customer's, ExtensionNotAwaitingPayment once
+    it is paid or cancelled."""
+    extension = _extension(extension_id, customer)
+    with transaction.atomic():
+        lock_order_for_payment_changes(order_id=extension.order_id)
+        live = lock_extension_payments(extension_id=extension.pk)
+        book = open_book(live, actor=customer)
+        extension = rental_services.extension_cancel(extension_id=extension.pk, customer=customer)
+        for payment in live:
+            close(book, payment, reason="the extension was cancelled by the customer")
+        book.flush()
+    return extension

@@ -1,0 +1,65 @@
+"""Operators clicking "End early and refund" at once, on separate database connections: the
+refund is posted once."""
+
+import threading
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+
+from payments.models import LedgerEntry, LedgerTransaction, TransactionKind
+from payments.services.ledger import customer_account
+from payments.services.refunds import RefundOutcome, order_end_early_with_refund
+from rental.models import CardAllocation, Order, OrderStatus, OrderStatusChange
+from tests.concurrency import run_concurrently
+
+from .conftest import CREDIT, paid_hours_ago
+
+CLICKS = 8
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_clicks_post_the_refund_once(waiting_order, operator):
+    assert connection.vendor == "postgresql"
+    paid_hours_ago(waiting_order, 26)
+    reached, lock = [], threading.Lock()
+
+    def click(index: int) -> RefundOutcome:
+        with lock:
+            reached.append(index)  # after the barrier: every click is in flight together
+        return order_end_early_with_refund(
+            order_id=waiting_order.pk, actor=operator, reason=f"No cards (click {index})"
+        )
+
+    results = run_concurrently(click, CLICKS, workers=CLICKS)
+
+    assert sorted(reached) == list(range(CLICKS))
+    assert all(isinstance(r, RefundOutcome) for r in results), results
+    assert [r.created for r in results].count(True) == 1
+    assert {r.amount for r in results} == {waiting_order.total_usd}
+    refunds = LedgerTransaction.objects.filter(order=waiting_order, kind=TransactionKind.REFUND)
+    assert refunds.count() == 1
+    assert customer_account(waiting_order.customer).balance == Decimal(CREDIT)
+    assert sum(LedgerEntry.objects.values_list("amount", flat=True)) == 0
+    order = Order.objects.get(pk=waiting_order.pk)
+    assert order.status == OrderStatus.ENDED
+    assert OrderStatusChange.objects.filter(order=order, to_status=OrderStatus.ENDED).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active, operator):
+    order = make_active(hours=12)
+
+    results = run_concurrently(
+        lambda i: order_end_early_with_refund(
+            order_id=order.pk, actor=operator, reason="Host down", host_failed=True
+        ),
+        4,
+        workers=4,
+    )
+
+    assert all(isinstance(r, RefundOutcome) for r in results), results
+    assert [r.created for r in results].count(True) == 1
+    assert len({r.amount for r in results}) == 1
+    assert LedgerTransaction.objects.filter(order=order, kind=TransactionKind.REFUND).count() == 1
+    assert not CardAllocation.objects.filter(order=order, released_at=None).exists()

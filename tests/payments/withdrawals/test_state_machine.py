@@ -1,0 +1,98 @@
+"""`withdrawal_set_status`, the one way a withdrawal changes status: every pair of statuses
+is allowed exactly when WITHDRAWAL_TRANSITIONS says so, and each change writes its event."""
+
+from decimal import Decimal
+from itertools import product
+
+import pytest
+from django.db import transaction
+
+from payments.locks import lock_withdrawal
+from payments.models import (
+    WITHDRAWAL_TRANSITIONS,
+    Withdrawal,
+    WithdrawalEvent,
+    WithdrawalStatus,
+)
+from payments.services.withdrawals import InvalidWithdrawalTransition, withdrawal_set_status
+
+from .conftest import CUSTOMER_WALLET
+
+PAIRS = list(product(WithdrawalStatus.values, repeat=2))
+
+
+@pytest.fixture
+def withdrawal_in(customer):
+    def make(status: str) -> Withdrawal:
+        return Withdrawal.objects.create(
+            customer=customer,
+            amount_usd=Decimal("20.00"),
+            network="local",
+            chain_id=31337,
+            asset="tUSDC",
+            token_address="0x" + "11" * 20,
+            decimals=6,
+            amount_units=20_000_000,
+            to_address=CUSTOMER_WALLET,
+            status=status,
+            tx_hash="0x" + "ef" * 32 if status in ("sent", "paid") else "",
+            reject_reason="Refused" if status == "rejected" else "",
+            confirmations_required=3,
+        )
+
+    return make
+
+
+def data_for(to_status: str) -> dict:
+    if to_status == WithdrawalStatus.SENT:
+        return {"tx_hash": "0x" + "ab" * 32}
+    if to_status == WithdrawalStatus.PAID:
+        return {"block": 7}
+    return {}
+
+
+@pytest.mark.parametrize(("from_status", "to_status"), PAIRS)
+def test_each_pair_follows_the_map(withdrawal_in, finance_user, from_status, to_status):
+    withdrawal = withdrawal_in(from_status)
+    allowed = to_status in WITHDRAWAL_TRANSITIONS[from_status]
+
+    with transaction.atomic():
+        locked = lock_withdrawal(withdrawal_id=withdrawal.pk)
+        if not allowed:
+            with pytest.raises(InvalidWithdrawalTransition):
+                withdrawal_set_status(
+                    locked, to_status, actor=finance_user, reason="Why", **data_for(to_status)
+                )
+        else:
+            withdrawal_set_status(
+                locked, to_status, actor=finance_user, reason="Why", **data_for(to_status)
+            )
+
+    withdrawal.refresh_from_db()
+    events = list(WithdrawalEvent.objects.filter(withdrawal=withdrawal))
+    if not allowed:
+        assert withdrawal.status == from_status
+        assert events == []
+        return
+    assert withdrawal.status == to_status
+    (event,) = events
+    assert (event.from_status, event.to_status, event.actor, event.reason) == (
+        from_status,
+        to_status,
+        finance_user,
+        "Why",
+    )
+    if to_status == WithdrawalStatus.SENT:
+        assert withdrawal.tx_hash == "0x" + "ab" * 32
+    if to_status == WithdrawalStatus.PAID:
+        assert (withdrawal.block_number, withdrawal.paid_at is not None) == (7, True)
+    if to_status == WithdrawalStatus.REJECTED:
+        assert withdrawal.reject_reason == "Why"
+    if (from_status, to_status) == ("sent", "approved"):
+        assert withdrawal.tx_hash == ""
+        assert event.data == {"tx_hash": "0x" + "ef" * 32}  # the hash taken back, kept
+
+
+def test_paid_and_rejected_are_final():
+    assert WITHDRAWAL_TRANSITIONS[WithdrawalStatus.PAID] == frozenset()
+    assert WITHDRAWAL_TRANSITIONS[WithdrawalStatus.REJECTED] == frozenset()
