@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # make run starts a local chain (anvil) with the test stablecoin and enables the local network.
 ANVIL_PORT ?= 8545
-run pay: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
+run pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 # Links in emails point where make run serves the site, unless SITE_URL says otherwise (honcho
 # gives every process a PORT of its own, so the worker cannot take the web's from PORT).
 SITE_URL ?= http://$(HOST):$(PORT)

@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from .models import LedgerAccount, LedgerEntry, LedgerTransaction, ReconciliationRun
+from .models import (
+    LedgerAccount,
+    LedgerEntry,
+    LedgerTransaction,
+    Receipt,
+    ReconciliationRun,
+    Withdrawal,
+    WithdrawalEvent,
+)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -59,3 +67,38 @@ class ReconciliationRunAdmin(ReadOnlyAdmin):
         "triggered_by",
     )
     list_filter = ("ok",)
+
+
+class WithdrawalEventInline(admin.TabularInline):
+    model = WithdrawalEvent
+    fields = ("created_at", "from_status", "to_status", "actor", "reason", "data", "emailed_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Withdrawal)
+class WithdrawalAdmin(ReadOnlyAdmin):
+    """Raw data only: finance decides on withdrawals in the finance console (with its second
+    factor and the one status setter), never here."""
+
+    list_display = ("reference", "created_at", "customer", "amount_usd", "asset", "network")
+    list_display += ("status", "tx_hash")
+    list_filter = ("status", "network", "asset")
+    search_fields = ("customer__email", "to_address", "tx_hash")
+    list_select_related = ("customer",)
+    inlines = (WithdrawalEventInline,)
+
+
+@admin.register(Receipt)
+class ReceiptAdmin(ReadOnlyAdmin):
+    list_display = ("reference", "issued_at", "customer", "kind", "amount_usd", "description")
+    list_filter = ("kind",)
+    search_fields = ("customer__email", "description")
+    list_select_related = ("customer",)

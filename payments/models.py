@@ -732,6 +732,9 @@ class WithdrawalEvent(models.Model):
     reason = models.CharField(_("reason"), max_length=500, blank=True)
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    # The customer's email about this event (paid, rejected), sent once
+    # (payments.services.withdrawals.emails).
+    emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("withdrawal event")

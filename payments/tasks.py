@@ -8,8 +8,9 @@ from django.utils import timezone
 
 from .chain.rpc import RpcError
 from .networks import enabled_networks
-from .services import crypto, emails, scanning, withdrawals
+from .services import crypto, emails, extensions, scanning, withdrawals
 from .services.reconciliation import reconciliation_run
+from .services.withdrawals import emails as withdrawal_emails
 
 
 @shared_task(acks_late=True)
@@ -62,7 +63,9 @@ def payment_check(payment_id: int) -> int:
 
 @shared_task(acks_late=True)
 def expire_payments() -> int:
-    return crypto.payments_expire()
+    """Every minute: expire payments whose time ran out, and close those of extensions that
+    can no longer be paid (their rental ended)."""
+    return crypto.payments_expire() + extensions.extension_payments_close_stale()
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
@@ -87,6 +90,12 @@ def withdrawal_check(withdrawal_id: int) -> str:
     """Finance entered the hash of a withdrawal's transfer (or the sweep came by): look at it
     on chain; paid once it carries the transfer with its confirmations."""
     return withdrawals.withdrawal_check(withdrawal_id=withdrawal_id)
+
+
+@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
+def withdrawal_event_email(event_id: int) -> bool:
+    """Tell the customer their withdrawal was paid or rejected, once."""
+    return withdrawal_emails.withdrawal_event_email_send(event_id=event_id)
 
 
 @shared_task(acks_late=True)

@@ -1,6 +1,16 @@
 from django.contrib import admin
 
-from .models import CardAllocation, GpuModel, Host, LotPrice, Order, OrderEmail, OrderStatusChange
+from .models import (
+    CardAllocation,
+    ExtensionStatusChange,
+    GpuModel,
+    Host,
+    LotPrice,
+    Order,
+    OrderEmail,
+    OrderExtension,
+    OrderStatusChange,
+)
 
 
 class LotPriceInline(admin.TabularInline):
@@ -108,6 +118,40 @@ class OrderEmailAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [field.name for field in OrderEmail._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ExtensionStatusChangeInline(admin.TabularInline):
+    model = ExtensionStatusChange
+    fields = ("created_at", "from_status", "to_status", "actor", "reason")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(OrderExtension)
+class OrderExtensionAdmin(admin.ModelAdmin):
+    """Raw data only: extensions change through rental.services.extensions, never here."""
+
+    list_display = ("reference", "order", "customer", "duration_days", "total_usd", "status")
+    list_filter = ("status", "duration_days")
+    search_fields = ("customer__email", "order__id")
+    list_select_related = ("order", "customer")
+    inlines = (ExtensionStatusChangeInline,)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [field.name for field in OrderExtension._meta.fields]
 
     def has_add_permission(self, request):
         return False

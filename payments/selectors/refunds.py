@@ -1,9 +1,12 @@
 """An order ended early as its customer and the operators see it: rental's summary (when, the
 hours, the reason) with the amount the ledger credited."""
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+
+from django.db.models import Sum
 
 from rental.models import Order
 from rental.refunds import early_end_summary
@@ -41,3 +44,26 @@ def order_refund(*, order: Order) -> OrderRefund | None:
         reason=summary.reason,
         actor_email=summary.actor_email,
     )
+
+
+def revenue_booked(*, order_id: int) -> Decimal:
+    """What the ledger booked as revenue for the order: its payment and its extensions' (an
+    operator may have accepted less than the total on an underpaid payment). A refund never
+    gives back more than this (one query)."""
+    total = LedgerEntry.objects.filter(
+        transaction__order_id=order_id,
+        transaction__kind__in=(TransactionKind.ORDER_PAYMENT, TransactionKind.EXTENSION_PAYMENT),
+        account__kind=LedgerAccountKind.REVENUE,
+    ).aggregate(total=Sum("amount"))["total"]
+    return total or Decimal("0.00")
+
+
+def capped_to_revenue(check, *, order_id: int):
+    """The early-end check with its refund capped at the revenue booked for the order (the
+    operators' page and the service show and post the same amount)."""
+    if check is None or check.quote is None:
+        return check
+    cap = revenue_booked(order_id=order_id)
+    if check.quote.amount <= cap:
+        return check
+    return dataclasses.replace(check, quote=dataclasses.replace(check.quote, amount=cap))

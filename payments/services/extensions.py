@@ -22,6 +22,7 @@ from rental.services.extensions import ExtensionNotAwaitingPayment, OrderNotExte
 from ..exceptions import InsufficientBalance, PaymentError
 from ..locks import lock_extension_payments, lock_order_for_payment_changes
 from ..models import (
+    LIVE_STATUSES,
     CryptoPayment,
     LedgerAccount,
     LedgerTransaction,
@@ -170,3 +171,35 @@ def extension_cancel(*, extension_id: int, customer: User) -> OrderExtension:
             close(book, payment, reason="the extension was cancelled by the customer")
         book.flush()
     return extension
+
+
+def extension_payments_close_stale() -> int:
+    """Close the live stablecoin payments of extensions that can no longer be paid (rental
+    cancelled them when the rental ended, early or at its end: rental cannot call payments),
+    so their pages stop asking for money; money that arrives anyway goes to the balance.
+    Run by the minute sweep with the expiries; returns how many payments closed."""
+    stale = (
+        CryptoPayment.objects.filter(purpose=PaymentPurpose.EXTENSION, status__in=LIVE_STATUSES)
+        .exclude(extension__status=ExtensionStatus.AWAITING_PAYMENT)
+        .values_list("extension_id", "extension__order_id")
+        .distinct()
+    )
+    closed = 0
+    for extension_id, order_id in stale:
+        with transaction.atomic():
+            lock_order_for_payment_changes(order_id=order_id)
+            live = lock_extension_payments(extension_id=extension_id)
+            status = OrderExtension.objects.values_list("status", flat=True).get(pk=extension_id)
+            if status == ExtensionStatus.AWAITING_PAYMENT or not live:
+                continue
+            book = open_book(live)
+            for payment in live:
+                reason = (
+                    "the extension was paid"
+                    if status == ExtensionStatus.PAID
+                    else "the extension was cancelled: the rental ended"
+                )
+                close(book, payment, reason=reason)
+                closed += 1
+            book.flush()
+    return closed

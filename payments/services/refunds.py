@@ -27,6 +27,7 @@ from rental.refunds import EarlyEndCase
 from ..exceptions import PaymentError
 from ..locks import lock_accounts, lock_order_for_payment_changes
 from ..models import LedgerAccountKind, LedgerTransaction, TransactionKind
+from ..selectors.refunds import capped_to_revenue
 from .ledger import customer_accounts, ledger_post, system_account
 
 
@@ -135,7 +136,9 @@ def order_end_early_with_refund(
             if current.ended_early_at is not None:
                 return _already_done(order_id, None)
             raise OrderNotEndable(current)
-        check = order.early_end
+        # Never more than the revenue booked: an operator may have accepted less than the
+        # total on an underpaid payment.
+        check = capped_to_revenue(order.early_end, order_id=order.pk)
         quote = check.quote
         if expected_amount is not None and quote.amount != expected_amount:
             raise RefundQuoteChanged(hours=quote.hours, amount=quote.amount)

@@ -17,6 +17,7 @@ from ..forms_crypto import StablecoinForm
 from ..forms_refunds import EndEarlyForm
 from ..selectors import crypto
 from ..selectors.order_payments import order_payments_view
+from ..selectors.refunds import capped_to_revenue
 from ..selectors.refunds import order_refund as order_refund_view
 from ..selectors.statement import customer_balance_account
 
@@ -83,7 +84,7 @@ def ops_end_early(context, order):
     refund = order_refund_view(order=order)
     check = None
     if refund is None and order.status in EARLY_END_STATUSES:
-        check = early_end_check(order, timezone.now())
+        check = capped_to_revenue(early_end_check(order, timezone.now()), order_id=order.pk)
     return {
         "csrf_token": context.get("csrf_token"),
         "order": order,

@@ -213,5 +213,6 @@ def help_page(request: HttpRequest) -> HttpResponse:
             "expiry_minutes": settings.PAYMENT_EXPIRY_MINUTES,
             "monitor_hours": settings.PAYMENT_MONITOR_HOURS,
             "early_end_waiting_hours": settings.EARLY_END_WAITING_HOURS,
+            "withdrawal_min_usd": settings.WITHDRAWAL_MIN_USD,
         },
     )

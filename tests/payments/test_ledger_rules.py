@@ -152,7 +152,10 @@ def test_the_admin_shows_the_ledger_read_only(client, make_customer, customer, c
     from django.urls import reverse
 
     posted = credit(customer, "12.00")
+    from tests.mfa_fixtures import enrol_totp
+
     admin = make_customer(is_staff=True, is_superuser=True)
+    enrol_totp(admin)  # the admin, like staff pages, needs a second factor
     client.force_login(admin)
     change_url = reverse("admin:payments_ledgertransaction_change", args=[posted.pk])
     page = client.get(change_url)

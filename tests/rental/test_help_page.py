@@ -8,13 +8,26 @@ from tests.test_i18n import italian
 
 pytestmark = pytest.mark.django_db
 
-SECTIONS = ["lots", "preparation", "crypto", "holds", "end", "pilot", "contact"]
+SECTIONS = [
+    "lots",
+    "preparation",
+    "crypto",
+    "holds",
+    "end",
+    "extend",
+    "refunds",
+    "withdrawals",
+    "receipts",
+    "pilot",
+    "contact",
+]
 
 
 def test_the_help_page_answers_each_question_with_the_settings_figures(client, settings):
     settings.SUPPORT_EMAIL = "aiuto@gpu.example"
     settings.ORDER_HOLD_MINUTES = 45
     settings.PAYMENT_MONITOR_HOURS = 36
+    settings.WITHDRAWAL_MIN_USD = "25.00"
     html = client.get(reverse("rental:help")).content.decode()
     for name in SECTIONS:
         assert f'data-section="{name}"' in html and f'href="#{name}"' in html
@@ -23,6 +36,10 @@ def test_the_help_page_answers_each_question_with_the_settings_figures(client, s
     assert "still watched for 36 hours" in html
     assert "a B200 lot price already includes its two cards" in html
     assert "It does not prove that your project" in html
+    assert "at least 25.00 USD, at most your balance" in html
+    assert "our servers hold no keys" in html
+    assert "the same cards stay yours, the end moves" in html
+    assert "numbered without gaps" in html
 
 
 def test_the_help_page_speaks_italian(client):

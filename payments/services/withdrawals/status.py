@@ -135,10 +135,12 @@ def withdrawal_set_status(
         data=data,
     )
     transaction.on_commit(lambda: _log(withdrawal, event))
-    if to_status == WithdrawalStatus.SENT:
-        from ... import tasks
+    from ... import tasks
 
+    if to_status == WithdrawalStatus.SENT:
         tasks.withdrawal_check.delay_on_commit(withdrawal.pk)
+    if to_status in (WithdrawalStatus.PAID, WithdrawalStatus.REJECTED):
+        tasks.withdrawal_event_email.delay_on_commit(event.pk)  # the customer is told once
     return withdrawal
 
 

@@ -10,10 +10,19 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
-from payments.locks import lock_payments_with_siblings
-from payments.models import ChainCursor, ChainTransfer, CryptoPayment, TransferStatus
+from payments.locks import lock_payments, lock_payments_with_siblings
+from payments.models import (
+    ChainCursor,
+    ChainTransfer,
+    CryptoPayment,
+    PaymentStatus,
+    ReviewReason,
+    TransferStatus,
+)
 from payments.services.crypto import payment_create_for_order, payment_create_top_up
+from payments.services.payment_status import payment_set_status
 from payments.services.settling import settle
+from rental.services import order_send_to_review
 
 TOKEN = "0x" + "11" * 20
 SENDER = "0x" + "22" * 20
@@ -108,3 +117,20 @@ def other_client(other_customer) -> Client:
     browser = Client()
     browser.force_login(other_customer)
     return browser
+
+
+@pytest.fixture
+def in_review(payment, transfer):
+    """The order's payment, underpaid at expiry: 800 of 893.76 tUSDC confirmed."""
+    received = transfer(payment, units=800_000_000, block=50, status=TransferStatus.CONFIRMED)
+    with transaction.atomic():
+        payment_set_status(
+            lock_payments([payment.pk])[payment.pk],
+            to_status=PaymentStatus.NEEDS_REVIEW,
+            review_reason=ReviewReason.UNDERPAID,
+            reason="underpaid at expiry",
+        )
+        order_send_to_review(order_id=payment.order_id, reason="underpaid at expiry")
+    payment.refresh_from_db()
+    payment.received_transfer = received
+    return payment

@@ -5,13 +5,12 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import connection, transaction
+from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from payments.locks import lock_payments
 from payments.models import (
     CryptoPayment,
     PaymentEvent,
@@ -21,9 +20,7 @@ from payments.models import (
 )
 from payments.services.confirming import transfers_reversed
 from payments.services.ledger import customer_account, system_account
-from payments.services.payment_status import payment_set_status
 from rental.models import OrderStatus
-from rental.services import order_send_to_review
 from tests.mfa_fixtures import enrol_totp
 
 QUEUE = reverse("payments:ops_queue")
@@ -38,23 +35,6 @@ def action_url(payment, action):
     return reverse(
         "payments:ops_payment_action", kwargs={"payment_id": payment.pk, "action": action}
     )
-
-
-@pytest.fixture
-def in_review(payment, transfer):
-    """The order's payment, underpaid at expiry: 800 of 893.76 tUSDC confirmed."""
-    received = transfer(payment, units=800_000_000, block=50, status=TransferStatus.CONFIRMED)
-    with transaction.atomic():
-        payment_set_status(
-            lock_payments([payment.pk])[payment.pk],
-            to_status=PaymentStatus.NEEDS_REVIEW,
-            review_reason=ReviewReason.UNDERPAID,
-            reason="underpaid at expiry",
-        )
-        order_send_to_review(order_id=payment.order_id, reason="underpaid at expiry")
-    payment.refresh_from_db()
-    payment.received_transfer = received
-    return payment
 
 
 @pytest.fixture

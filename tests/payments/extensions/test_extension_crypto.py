@@ -288,3 +288,34 @@ def test_less_than_due_at_expiry_goes_to_review_and_can_be_credited(
     assert customer_account(customer).balance == BALANCE_AFTER_ORDER + Decimal("100.00")
     (credited,) = PaymentEvent.objects.filter(payment=payment, kind=PaymentEventKind.CREDITED)
     assert "less than extension" in credited.reason
+
+
+def test_the_minute_sweep_closes_the_payment_of_an_extension_cancelled_by_the_end(
+    chain, customer_client, customer, extension, django_capture_on_commit_callbacks
+):
+    """Rental cancels the awaiting extension when the rental ends (it cannot call payments):
+    the sweep that expires payments closes its live payment, so its page stops asking for
+    money; money sent there anyway reaches the balance."""
+    from payments.tasks import expire_payments
+
+    order = extension.order
+    payment = open_payment(customer_client, extension)
+    assert 'data-field="instructions"' in page_of(customer_client, payment)
+    end_in(order, timedelta(seconds=-1))
+    with django_capture_on_commit_callbacks(execute=True):
+        order_end(order_id=order.pk, now=timezone.now())
+    payment.refresh_from_db()
+    assert payment.status == PaymentStatus.AWAITING  # rental cancelled the extension only
+
+    assert expire_payments() == 1
+
+    payment.refresh_from_db()
+    assert payment.status == PaymentStatus.CLOSED
+    assert payment.events.filter(
+        to_status=PaymentStatus.CLOSED, reason__contains="the rental ended"
+    ).exists()
+    html = page_of(customer_client, payment)
+    assert 'data-field="instructions"' not in html and 'data-field="closed"' in html
+    assert expire_payments() == 0  # nothing more to close
+    payment = send_and_confirm(chain, payment)
+    assert customer_account(customer).balance == BALANCE_AFTER_ORDER + Decimal("201.60")

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from outbox.models import OutboxEvent
 from payments.models import LedgerAccountKind, LedgerTransaction, TransactionKind
+from payments.services.extensions import extension_pay_from_balance
 from payments.services.ledger import customer_account, ledger_post, system_account
 from payments.services.refunds import (
     OrderNotEndable,
@@ -26,7 +27,7 @@ from rental.models import (
     OrderStatusChange,
 )
 from rental.money import usd
-from rental.services import EarlyEndRefused, order_set_status
+from rental.services import EarlyEndRefused, extension_create, order_set_status
 from tests.conftest import lots_available
 
 from .conftest import CREDIT, paid_hours_ago
@@ -153,18 +154,11 @@ def test_ending_early_cancels_an_extension_awaiting_payment_and_refunds_a_paid_o
 ):
     order = make_active(hours=2)
     own_end = order.starts_at + timedelta(days=7)
-    paid = OrderExtension.objects.create(
-        order=order,
-        customer=order.customer,
-        duration_days=3,
-        lots=order.lots,
-        lot_price_usd=Decimal("90.00"),
-        total_usd=Decimal("180.00"),
-        status=ExtensionStatus.PAID,
-        period_starts_at=own_end,
-        period_ends_at=own_end + timedelta(days=3),
-        paid_at=order.starts_at,
-    )
+    # Paid the real way (its revenue booked: a refund never gives back more than that).
+    paid = extension_create(order_id=order.pk, customer=order.customer, duration_days=3)
+    extension_pay_from_balance(extension_id=paid.pk, customer=order.customer)
+    paid.refresh_from_db()
+    assert (paid.status, paid.period_starts_at) == (ExtensionStatus.PAID, own_end)
     waiting = OrderExtension.objects.create(
         order=order,
         customer=order.customer,

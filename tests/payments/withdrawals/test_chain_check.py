@@ -13,9 +13,11 @@ from payments.chain import local
 from payments.chain.local import DEPLOYER_KEY, PAYER_KEY
 from payments.models import LedgerTransaction, TransactionKind, WithdrawalEvent, WithdrawalStatus
 from payments.services.withdrawals import (
+    WithdrawalError,
     WithdrawalHashError,
     withdrawal_check,
     withdrawal_enter_hash,
+    withdrawal_reject,
     withdrawal_take_hash_back,
 )
 
@@ -215,3 +217,46 @@ def test_a_wrong_hash_taken_back_lets_finance_enter_the_right_one(chain, sent, f
 
     assert check(right) == "paid"
     assert paid_total() == Decimal("15.00")
+
+
+def test_a_sent_withdrawal_whose_transfer_is_on_chain_cannot_be_rejected_or_taken_back(
+    chain, sent, funded, finance_user
+):
+    """Money has left (even at 1 of 3 confirmations): rejecting would give the amount back to
+    the balance as well, and taking the hash back would free it for a second transfer."""
+    withdrawal = sent()
+    for refuse in (
+        lambda: withdrawal_reject(withdrawal_id=withdrawal.pk, actor=finance_user, reason="x"),
+        lambda: withdrawal_take_hash_back(
+            withdrawal_id=withdrawal.pk, actor=finance_user, reason="x"
+        ),
+    ):
+        with pytest.raises(WithdrawalError, match="money has left"):
+            refuse()
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == WithdrawalStatus.SENT
+    assert balance_of(funded) == Decimal("85.00") and pending_total() == Decimal("15.00")
+    chain.mine(2)
+    assert check(withdrawal) == "paid"
+
+
+def test_a_short_transfer_blocks_the_rejection_but_its_hash_may_be_taken_back(
+    chain, sent, funded, finance_user
+):
+    withdrawal = sent(units=4_000_000)
+    with pytest.raises(WithdrawalError, match="money has left"):
+        withdrawal_reject(withdrawal_id=withdrawal.pk, actor=finance_user, reason="too little")
+    withdrawal_take_hash_back(withdrawal_id=withdrawal.pk, actor=finance_user, reason="resend")
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == WithdrawalStatus.APPROVED and withdrawal.tx_hash == ""
+    assert balance_of(funded) == Decimal("85.00")
+
+
+def test_a_sent_withdrawal_whose_transaction_paid_someone_else_can_be_rejected(
+    chain, sent, funded, finance_user
+):
+    withdrawal = sent(to=OTHER_WALLET)
+    withdrawal_reject(withdrawal_id=withdrawal.pk, actor=finance_user, reason="wrong address")
+    withdrawal.refresh_from_db()
+    assert withdrawal.status == WithdrawalStatus.REJECTED
+    assert balance_of(funded) == Decimal("100.00") and pending_total() == Decimal("0.00")

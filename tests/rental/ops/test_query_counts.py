@@ -142,5 +142,6 @@ def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client,
     assert host_one == count_queries(operator_client, host_url) == 5
     # User with groups; the order with customer and preparer; timeline; handover events;
     # cards per host; the health banner; the pilot's diagnostics reports and decisions; for
-    # ending it early, its hosts in maintenance and its paid extensions.
-    assert order_one == count_queries(operator_client, order_url) == 10
+    # ending it early, its hosts in maintenance, its paid extensions and the revenue booked
+    # (the refund's cap).
+    assert order_one == count_queries(operator_client, order_url) == 11

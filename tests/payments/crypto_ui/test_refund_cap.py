@@ -1,0 +1,43 @@
+"""An operator may accept less than the total on an underpaid payment: ending that order early
+never refunds more than the revenue the ledger booked for it."""
+
+from decimal import Decimal
+
+from django.urls import reverse
+
+from payments.models import LedgerTransaction, TransactionKind
+from payments.services.ledger import customer_account, system_account
+from payments.services.refunds import order_end_early_with_refund
+from payments.services.review import payment_mark_settled
+from rental.models import OrderStatus
+
+
+def test_an_order_settled_for_less_is_refunded_at_most_what_was_booked(
+    in_review, operator, operator_client
+):
+    payment_mark_settled(payment_id=in_review.pk, actor=operator, reason="Customer asked, OK")
+    order = in_review.order
+    order.refresh_from_db()
+    assert order.status == OrderStatus.PROVISIONING
+    assert order.total_usd == Decimal("893.76")
+    assert system_account("revenue").balance == Decimal("800.00")
+    before = customer_account(order.customer).balance
+
+    # The operators' page offers the capped amount, and the service posts that one.
+    html = operator_client.get(
+        reverse("rental:ops_order", kwargs={"order_id": order.pk})
+    ).content.decode()
+    assert "800.00" in html and 'value="800.00"' in html
+    outcome = order_end_early_with_refund(
+        order_id=order.pk,
+        actor=operator,
+        reason="The host failed",
+        host_failed=True,
+        expected_amount=Decimal("800.00"),
+    )
+
+    assert outcome.amount == Decimal("800.00")
+    assert customer_account(order.customer).balance == before + Decimal("800.00")
+    assert system_account("revenue").balance == Decimal("0.00")
+    (refund,) = LedgerTransaction.objects.filter(order=order, kind=TransactionKind.REFUND)
+    assert refund.entries.get(amount__gt=0).amount == Decimal("800.00")
