@@ -20,7 +20,8 @@ each other in a circle.
        batch that issues a receipt, after that batch's accounts, and holds it to the commit;
        a transaction that posts again after a receipt locks no account it does not already
        hold, as settlement's book locks all of its accounts when it opens)
-    (A payment event is locked alone, in the email task's own transaction.)
+    (A payment event or a withdrawal event is locked alone, in the email task's own
+    transaction.)
 
 Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
 """
@@ -40,6 +41,7 @@ from .models import (
     PaymentEvent,
     ReceiptCounter,
     Withdrawal,
+    WithdrawalEvent,
 )
 
 
@@ -134,6 +136,17 @@ def lock_payment_event(event_id: int) -> PaymentEvent | None:
     return (
         PaymentEvent.objects.select_for_update(of=("self",))
         .select_related("payment__customer", "payment__order")
+        .filter(pk=event_id)
+        .first()
+    )
+
+
+def lock_withdrawal_event(event_id: int) -> WithdrawalEvent | None:
+    """One withdrawal history row, while its email is sent (taken alone, in a transaction of
+    its own)."""
+    return (
+        WithdrawalEvent.objects.select_for_update(of=("self",))
+        .select_related("withdrawal__customer")
         .filter(pk=event_id)
         .first()
     )

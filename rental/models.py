@@ -510,6 +510,9 @@ class OrderExtension(models.Model):
         choices=ExtensionStatus.choices,
         default=ExtensionStatus.AWAITING_PAYMENT,
     )
+    # Its price is held until then without a payment (ORDER_HOLD_MINUTES, like an order's
+    # lots); NULL while a stablecoin payment holds it (that payment's expiry releases it).
+    hold_until = models.DateTimeField(_("price held until"), null=True, blank=True)
     # Set when paid: the period it added (from the order's end before, to its end after).
     period_starts_at = models.DateTimeField(_("extends from"), null=True, blank=True)
     period_ends_at = models.DateTimeField(_("extends to"), null=True, blank=True)

@@ -187,6 +187,10 @@ ACCOUNT_PREVENT_ENUMERATION = True
 ACCOUNT_EMAIL_VERIFICATION_SUPPORTS_CHANGE = False
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+# Security emails (allauth): a password changed or reset, an email address changed, an
+# authenticator app added or removed, new recovery codes. Staff enrol their second factor in
+# a session opened with the password alone: the owner learns at once if someone else did.
+ACCOUNT_EMAIL_NOTIFICATIONS = True
 # "[GPU rental] " / "[Noleggio GPU] ": the product's name in the language of the email.
 ACCOUNT_EMAIL_SUBJECT_PREFIX = format_lazy("[{}] ", _("GPU rental"))
 ACCOUNT_RATE_LIMITS = {

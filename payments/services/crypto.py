@@ -266,6 +266,11 @@ def payment_expire(*, payment_id: int) -> int:
                     actor=None,
                     reason=f"Payment {payment.reference} expired with nothing received",
                 )
+            if payment.extension_id:  # its price was held by this payment
+                rental_services.extension_release_unpaid(
+                    extension_id=payment.extension_id,
+                    reason=f"Payment {payment.reference} expired with nothing received",
+                )
             return 1
         # What arrived waits, unallocated, in front of the operators.
         payment_set_status(

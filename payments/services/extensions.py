@@ -11,13 +11,21 @@ Lock order (payments.locks): the order's payment mutex, the extension's live pay
 ledger accounts, then rental's order and extension.
 """
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from rental import services as rental_services
 from rental.models import ExtensionStatus, OrderExtension
-from rental.services.extensions import ExtensionNotAwaitingPayment, OrderNotExtendable
+from rental.services.extensions import (
+    ExtensionHoldExpired,
+    ExtensionNotAwaitingPayment,
+    OrderNotExtendable,
+)
 
 from ..exceptions import InsufficientBalance, PaymentError
 from ..locks import lock_extension_payments, lock_order_for_payment_changes
@@ -35,11 +43,22 @@ from .ledger import ledger_post
 from .payment_status import payment_set_status
 from .settling import close, open_book
 
+# A stablecoin payment opened now may be confirmed up to its expiry plus the confirmations
+# time: too close to the end, the rental would stop before the money counts.
+CONFIRMATION_MARGIN_MINUTES = 15
+
+
+class TooLateForStablecoins(PaymentError):
+    message = _(
+        "The rental ends too soon for a stablecoin payment to be confirmed before its end: "
+        "pay this extension from your USD balance instead (top it up first if needed)."
+    )
+
 
 class ExtensionNotPayable(PaymentError):
     message = _(
-        "This extension can no longer be paid: it was cancelled, or the rental ended. "
-        "Nothing was charged."
+        "This extension can no longer be paid: it was cancelled, its price hold ran out, or "
+        "the rental ended. Nothing was charged."
     )
 
 
@@ -119,6 +138,10 @@ def extension_open_crypto_payment(
     """
     extension = _extension(extension_id, customer)
     network, asset = _asset_on(network_key, asset_symbol)
+    if extension.order.ends_at and extension.order.ends_at < timezone.now() + timedelta(
+        minutes=settings.PAYMENT_EXPIRY_MINUTES + CONFIRMATION_MARGIN_MINUTES
+    ):
+        raise TooLateForStablecoins()
     head = _head_block(network)  # before any lock: no RPC while holding one
     with transaction.atomic():
         lock_order_for_payment_changes(order_id=extension.order_id)
@@ -127,6 +150,8 @@ def extension_open_crypto_payment(
             extension = rental_services.extension_hold_for_payment(
                 extension_id=extension.pk, customer=customer
             )
+        except ExtensionHoldExpired as exc:
+            raise PaymentError(exc.message) from None
         except (ExtensionNotAwaitingPayment, OrderNotExtendable):
             raise ExtensionNotPayable() from None
         for payment in live:

@@ -60,6 +60,14 @@ class NothingReceived(PaymentError):
     message = _("Nothing confirmed and unallocated was received on this payment.")
 
 
+class ExtensionNoLongerPayable(PaymentError):
+    message = _(
+        "This payment cannot settle its extension: less than the extension costs arrived, or "
+        "the extension is no longer awaiting payment (paid another way, cancelled, the rental "
+        "ended). Credit what arrived to the customer's balance instead."
+    )
+
+
 class NotReversed(PaymentError):
     message = _("No transfer of this payment was reversed after its confirmation.")
 
@@ -85,7 +93,8 @@ def _open_review(payment_id: int, actor: User) -> tuple[CryptoPayment, dict, Boo
 def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> CryptoPayment:
     """Accept what was received as the payment: the order is paid (revenue gets what arrived,
     at most the order total; a surplus goes to the balance), a top-up is credited, an
-    extension's money is credited and pays the extension if it covers it (pay_extension)."""
+    extension's money is credited and pays the extension (pay_extension); when it cannot
+    (less than its price, no longer awaited) ExtensionNoLongerPayable and nothing changes."""
     reason = _reason(reason)
     with transaction.atomic():
         payment, payments, book = _open_review(payment_id, actor)
@@ -96,7 +105,10 @@ def payment_mark_settled(*, payment_id: int, actor: User, reason: str) -> Crypto
         elif payment.purpose == PaymentPurpose.EXTENSION:
             # Credited to the balance; the extension is paid from it when what arrived covers
             # it and it is still awaited, else the money stays on the balance.
-            pay_extension(book, payment, reason=f"Payment {payment.reference} settled: {reason}")
+            if not pay_extension(
+                book, payment, reason=f"Payment {payment.reference} settled: {reason}"
+            ):
+                raise ExtensionNoLongerPayable()  # nothing written: the transaction rolls back
         else:
             order = Order.objects.get(pk=payment.order_id)
             if not pay_order(

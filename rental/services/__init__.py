@@ -8,7 +8,9 @@ from .extensions import (
     extension_create,
     extension_hold_for_payment,
     extension_pay,
+    extension_release_unpaid,
     extensions_cancel_for_order,
+    extensions_release_expired_holds,
 )
 from .intents import (
     order_back_to_awaiting,
@@ -37,6 +39,8 @@ __all__ = [
     "extension_cancel",
     "extension_create",
     "extension_hold_for_payment",
+    "extension_release_unpaid",
+    "extensions_release_expired_holds",
     "extension_pay",
     "extensions_cancel_for_order",
     "order_back_to_awaiting",

@@ -39,6 +39,7 @@ from ..models import (
 )
 from ..pricing import DURATIONS_DAYS, quote
 from .events import order_extended_emit
+from .intents import hold_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,17 @@ class ExtensionPending(RentalError):
 
 class ExtensionNotAwaitingPayment(RentalError):
     message = _("This extension is no longer awaiting payment.")
+
+
+class ExtensionHoldExpired(ExtensionNotAwaitingPayment):
+    message = _(
+        "The price of this extension was held for a limited time, which has run out: ask for "
+        "the extension again at today's price."
+    )
+
+
+def _hold_expired(extension: OrderExtension, now: datetime) -> bool:
+    return extension.hold_until is not None and extension.hold_until < now
 
 
 def _locked_order(order_id: int, customer: User | None = None) -> Order:
@@ -160,6 +172,14 @@ def extension_create(*, order_id: int, customer: User, duration_days: int) -> Or
         pending = OrderExtension.objects.filter(
             order=order, status=ExtensionStatus.AWAITING_PAYMENT
         ).first()
+        if pending is not None and _hold_expired(pending, timezone.now()):
+            extension_set_status(
+                extension_id=pending.pk,
+                to_status=ExtensionStatus.CANCELLED,
+                actor=None,
+                reason=f"Price held for {settings.ORDER_HOLD_MINUTES} minutes without a payment",
+            )
+            pending = None
         if pending is not None:
             if pending.duration_days == duration_days:
                 return pending
@@ -178,6 +198,7 @@ def extension_create(*, order_id: int, customer: User, duration_days: int) -> Or
         extension = OrderExtension.objects.create(
             order=order,
             customer=customer,
+            hold_until=hold_deadline(),
             duration_days=priced.duration_days,
             lots=priced.lots,
             lot_price_usd=priced.lot_price_usd,
@@ -242,12 +263,61 @@ def extension_hold_for_payment(*, extension_id: int, customer: User) -> OrderExt
     customer's, ExtensionNotAwaitingPayment or OrderNotExtendable otherwise."""
     with transaction.atomic():
         order = _locked_order(_order_id_of(extension_id, customer))
-        extension = OrderExtension.objects.get(pk=extension_id)
+        extension = OrderExtension.objects.select_for_update(of=("self",)).get(pk=extension_id)
         if extension.status != ExtensionStatus.AWAITING_PAYMENT:
             raise ExtensionNotAwaitingPayment()
+        if _hold_expired(extension, timezone.now()):
+            raise ExtensionHoldExpired()
         if order.status != OrderStatus.ACTIVE or order.ends_at <= timezone.now():
             raise OrderNotExtendable()
+        if extension.hold_until is not None:  # the payment holds the price until it expires
+            extension.hold_until = None
+            extension.save(update_fields=["hold_until", "updated_at"])
     return extension
+
+
+def extension_release_unpaid(*, extension_id: int, reason: str) -> bool:
+    """The stablecoin payment that held the extension's price expired with nothing received:
+    the extension is cancelled (asked for again, it gets today's price). False when it was
+    paid, cancelled, or is held by its own deadline again."""
+    with transaction.atomic():
+        _locked_order(_order_id_of(extension_id))
+        extension = OrderExtension.objects.get(pk=extension_id)
+        if extension.status != ExtensionStatus.AWAITING_PAYMENT or extension.hold_until:
+            return False
+        extension_set_status(
+            extension_id=extension_id,
+            to_status=ExtensionStatus.CANCELLED,
+            actor=None,
+            reason=reason,
+        )
+    return True
+
+
+def extensions_release_expired_holds(*, now: datetime | None = None) -> list[int]:
+    """Cancel the extensions whose price hold ran out with no payment opened (the minute
+    tick; safe to run twice); their ids."""
+    now = now or timezone.now()
+    due = OrderExtension.objects.filter(
+        status=ExtensionStatus.AWAITING_PAYMENT, hold_until__lt=now
+    ).values_list("pk", flat=True)
+    released = []
+    for extension_id in due:
+        with transaction.atomic():
+            _locked_order(_order_id_of(extension_id))
+            extension = OrderExtension.objects.get(pk=extension_id)
+            if extension.status != ExtensionStatus.AWAITING_PAYMENT or not _hold_expired(
+                extension, now
+            ):
+                continue
+            extension_set_status(
+                extension_id=extension_id,
+                to_status=ExtensionStatus.CANCELLED,
+                actor=None,
+                reason=f"Price held for {settings.ORDER_HOLD_MINUTES} minutes without a payment",
+            )
+            released.append(extension_id)
+    return released
 
 
 def extension_pay(
@@ -269,6 +339,7 @@ def extension_pay(
         extension = OrderExtension.objects.select_for_update(of=("self",)).get(pk=extension_id)
         if (
             extension.status != ExtensionStatus.AWAITING_PAYMENT
+            or _hold_expired(extension, now)  # its price ran out (a payment clears the hold)
             or order.status != OrderStatus.ACTIVE
             or order.ends_at <= now
         ):

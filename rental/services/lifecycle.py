@@ -15,7 +15,7 @@ from accounts.models import User
 from ..exceptions import InvalidTransition
 from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
 from .events import order_ending_emit
-from .extensions import extensions_cancel_for_order
+from .extensions import extensions_cancel_for_order, extensions_release_expired_holds
 from .intents import orders_release_expired_holds
 from .orders import order_set_status
 
@@ -76,6 +76,7 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
 @dataclass
 class TickReport:
     released: list[int] = field(default_factory=list)
+    extensions_released: list[int] = field(default_factory=list)
     ended: list[int] = field(default_factory=list)
     reminded: list[tuple[int, str]] = field(default_factory=list)
     rechecked: list[int] = field(default_factory=list)
@@ -90,6 +91,7 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
 
     now = now or timezone.now()
     report = TickReport(released=orders_release_expired_holds(now=now))
+    report.extensions_released = extensions_release_expired_holds(now=now)
     closing = (
         Order.objects.filter(status=OrderStatus.ACTIVE, ends_at__lte=now + LONGEST_REMINDER)
         .prefetch_related("emails")

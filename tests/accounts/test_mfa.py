@@ -182,6 +182,24 @@ def test_an_operator_enrols_with_a_code_from_the_secret_shown(make_customer):
     assert browser.get(OPS_PAGES[0]).status_code == 200
 
 
+@pytest.mark.django_db(transaction=True)  # allauth sends it on commit, within the request
+def test_the_owner_is_emailed_when_an_authenticator_app_is_added(make_customer):
+    """Staff enrol in a session opened with the password alone: if someone else held the
+    password and enrolled first, the owner learns it at once."""
+    from django.core import mail
+
+    operator = staff(make_customer, "operators")
+    browser = Client()
+    password_login(browser, operator)
+    mail.outbox.clear()
+
+    enrol_through_the_pages(browser, operator)
+
+    (email,) = [m for m in mail.outbox if operator.email in m.to]
+    assert "Authenticator App Activated" in email.subject
+    assert "Authenticator app activated." in email.body
+
+
 def test_a_wrong_code_does_not_enrol(make_customer):
     operator = staff(make_customer, "operators")
     browser = logged_in(operator)

@@ -13,7 +13,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from ...models import WithdrawalEvent, WithdrawalStatus
+from ...locks import lock_withdrawal_event
+from ...models import WithdrawalStatus
 
 # status reached → template under templates/payments/email/
 TEMPLATES = {
@@ -25,13 +26,7 @@ TEMPLATES = {
 def withdrawal_event_email_send(*, event_id: int) -> bool:
     """Email the customer about this event of their withdrawal, once; True when sent now."""
     with transaction.atomic():
-        # The event row alone, in a transaction of its own (payments.locks: taken alone).
-        event = (
-            WithdrawalEvent.objects.select_for_update(of=("self",))
-            .select_related("withdrawal__customer")
-            .filter(pk=event_id)
-            .first()
-        )
+        event = lock_withdrawal_event(event_id)  # alone, in a transaction of its own
         if event is None or event.emailed_at is not None:
             return False
         template = TEMPLATES.get(event.to_status)
