@@ -8,12 +8,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
 
 from ..exceptions import InvalidTransition
-from ..models import REMINDER_HOURS, CardAllocation, Order, OrderEmailKind, OrderStatus
+from ..models import (
+    REMINDER_HOURS,
+    CardAllocation,
+    Order,
+    OrderEmail,
+    OrderEmailKind,
+    OrderStatus,
+    OrderStatusChange,
+)
 from .events import order_ending_emit
 from .extensions import extensions_cancel_for_order, extensions_release_expired_holds
 from .intents import orders_release_expired_holds
@@ -80,13 +89,15 @@ class TickReport:
     ended: list[int] = field(default_factory=list)
     reminded: list[tuple[int, str]] = field(default_factory=list)
     rechecked: list[int] = field(default_factory=list)
+    emails_requeued: list[int] = field(default_factory=list)
 
 
 def rentals_tick(*, now: datetime | None = None) -> TickReport:
     """Release unpaid orders whose hold ran out, end what is over, queue the reminders that
-    are due, restart stalled readiness checks. Safe to run twice: releasing and ending check
-    the order under its row lock, each email is sent at most once per order, and a readiness
-    check of an order that changed meanwhile does nothing."""
+    are due, restart stalled readiness checks, queue again a lost "payment received" email.
+    Safe to run twice: releasing and ending check the order under its row lock, each email is
+    sent at most once per order, and a readiness check of an order that changed meanwhile
+    does nothing."""
     from .. import tasks
 
     now = now or timezone.now()
@@ -123,4 +134,32 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
     for order_id in stalled:
         tasks.order_readiness.delay_on_commit(order_id)
         report.rechecked.append(order_id)
+    for order_id in _payment_emails_lost(now):
+        tasks.order_email.delay_on_commit(order_id, OrderEmailKind.PAYMENT_RECEIVED)
+        report.emails_requeued.append(order_id)
     return report
+
+
+# The "payment received" email is queued after the commit that paid the order: a process that
+# dies in between loses the queueing. Orders paid between these bounds ago without that email
+# have it queued again (sent once: OrderEmail's unique row).
+LOST_EMAIL_AFTER = timedelta(minutes=5)
+LOST_EMAIL_WITHIN = timedelta(hours=24)
+
+
+def _payment_emails_lost(now: datetime) -> list[int]:
+    paid = OrderStatusChange.objects.filter(
+        to_status=OrderStatus.PAID,
+        created_at__gte=now - LOST_EMAIL_WITHIN,
+        created_at__lt=now - LOST_EMAIL_AFTER,
+    ).values("order_id")
+    sent = OrderEmail.objects.filter(
+        order=OuterRef("pk"), kind=OrderEmailKind.PAYMENT_RECEIVED, period=0
+    )
+    return list(
+        Order.objects.filter(pk__in=paid)
+        .exclude(status=OrderStatus.CANCELLED)
+        .filter(~Exists(sent))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )

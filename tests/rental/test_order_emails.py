@@ -318,3 +318,33 @@ def test_emails_wait_for_the_commit(customer, activate, django_capture_on_commit
     for callback in callbacks:  # the commit
         callback()
     assert len(sent(order, OrderEmailKind.ENDED)) == 1
+
+
+def test_a_payment_email_lost_with_its_process_is_queued_again_once(
+    customer, credit, catalogue, place_order, django_capture_on_commit_callbacks
+):
+    """The order is paid and committed, but the process dies before the email is queued
+    (here: the commit's callbacks never run). The minute tick queues it again after five
+    minutes, once; an order paid long ago is left alone."""
+    from payments.services.balance import balance_pay_order
+
+    credit(customer, "5000.00")
+    order = place_order(customer, catalogue["h100"])
+    balance_pay_order(order_id=order.pk, customer=customer)  # its callbacks are lost
+    assert not mail.outbox
+
+    with django_capture_on_commit_callbacks(execute=True):
+        early = rentals_tick(now=timezone.now() + timedelta(minutes=4))
+    assert early.emails_requeued == [] and not mail.outbox
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = rentals_tick(now=timezone.now() + timedelta(minutes=6))
+    assert report.emails_requeued == [order.pk]
+    (email,) = sent(order)
+    assert email.subject.startswith("Payment received")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        again = rentals_tick(now=timezone.now() + timedelta(minutes=7))
+    assert again.emails_requeued == [] and len(sent(order)) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert rentals_tick(now=timezone.now() + timedelta(days=2)).emails_requeued == []
