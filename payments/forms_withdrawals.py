@@ -12,6 +12,7 @@ from accounts.fields import ASCIIDecimalField
 from accounts.mfa import StepUpFormMixin
 from rental.money import usd
 
+from .formats import usd_text
 from .forms_crypto import StablecoinForm
 from .services.withdrawals import (
     HASH_MESSAGE,
@@ -92,9 +93,9 @@ class WithdrawForm(StablecoinForm, _RequestKeyForm):
         amount.widget.attrs.update({"min": str(self.minimum), "max": str(self.balance)})
         amount.help_text = _(
             "From %(minimum)s USD up to your balance, %(balance)s USD, with at most two decimals."
-        ) % {"minimum": self.minimum, "balance": self.balance}
+        ) % {"minimum": usd_text(self.minimum), "balance": usd_text(self.balance)}
         self.minimum_message = _("The minimum withdrawal is %(minimum)s USD.") % {
-            "minimum": self.minimum
+            "minimum": usd_text(self.minimum)
         }
         amount.error_messages["negative"] = self.minimum_message
 
@@ -105,7 +106,7 @@ class WithdrawForm(StablecoinForm, _RequestKeyForm):
         if amount > self.balance:
             raise ValidationError(
                 _("Your balance is %(balance)s USD: you can withdraw at most that.")
-                % {"balance": self.balance},
+                % {"balance": usd_text(self.balance)},
                 code="max_value",
             )
         return amount

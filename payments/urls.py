@@ -53,6 +53,11 @@ urlpatterns = [
     path("account/receipts/<int:number>/", receipts.receipt_detail, name="receipt"),
     path("account/receipts/<int:number>.pdf", receipts.receipt_pdf, name="receipt_pdf"),
     path("account/orders/<int:order_id>/receipt/", receipts.order_receipt, name="order_receipt"),
+    path(
+        "account/extensions/<int:extension_id>/receipt/",
+        receipts.extension_receipt,
+        name="extension_receipt",
+    ),
     path("account/balance/withdraw/", withdrawals.withdraw, name="withdraw"),
     path(
         "account/withdrawals/<int:withdrawal_id>/",

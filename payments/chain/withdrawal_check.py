@@ -42,7 +42,7 @@ CHECK_MESSAGES = {
     CheckResult.OTHER_ADDRESS: _("sent to another address"),
     CheckResult.SHORT_AMOUNT: _("amount %(sent)s is less than %(due)s"),
     CheckResult.CONFIRMING: _("%(confirmations)s of %(required)s confirmations"),
-    CheckResult.PAID: _("paid: %(confirmations)s of %(required)s confirmations"),
+    CheckResult.PAID: _("paid with %(confirmations)s confirmations (%(required)s required)"),
 }
 
 

@@ -47,6 +47,16 @@ def customer_order_receipt(*, customer: User, order_id: int) -> Receipt:
     ).get()
 
 
+def customer_extension_receipt(*, customer: User, extension_id: int) -> Receipt:
+    """The receipt of the customer's paid extension; Receipt.DoesNotExist if none (another
+    customer's extension included)."""
+    return Receipt.objects.filter(
+        customer=customer,
+        transaction__extension_id=extension_id,
+        kind=TransactionKind.EXTENSION_PAYMENT,
+    ).get()
+
+
 @dataclass(frozen=True, slots=True)
 class Issuer:
     name: str

@@ -27,6 +27,7 @@ from ..models import (
     WithdrawalStatus,
 )
 from ..networks import all_networks
+from ..services.withdrawals.decisions import MONEY_LEFT, TRANSFER_ON_ITS_WAY
 
 # What happens next, for the customer, in each status.
 NEXT_STEP = {
@@ -45,6 +46,22 @@ NEXT_STEP = {
     WithdrawalStatus.PAID: _("Paid: the transfer to your address is confirmed on chain."),
     WithdrawalStatus.REJECTED: _("Rejected: the amount is back on your USD balance."),
 }
+
+
+# What finance reads about a sent withdrawal, by what its last check found.
+WATCHING_GUIDANCE = _(
+    "The worker checks this transaction on chain every few seconds until it pays the withdrawal."
+)
+ON_ITS_WAY_GUIDANCE = _(
+    "The transfer is on its way to the customer's address: the worker marks the withdrawal "
+    "paid once it has all its confirmations. Money has left, so it can no longer be rejected "
+    "or its hash taken back."
+)
+SHORT_GUIDANCE = _(
+    "This transaction sent less than the amount: it will never pay the withdrawal. Take the "
+    "hash back, then send the whole amount in one new transaction and enter its hash; the "
+    "short transfer already reached the customer (settle it with them)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +98,44 @@ class WithdrawalView:
         return WithdrawalStatus.SENT in _next(self.withdrawal)
 
     @property
+    def last_result(self) -> str:
+        """The last check's result code for the hash now entered ("" before any)."""
+        check = self.last_check
+        if not check or check.get("tx_hash") != self.withdrawal.tx_hash:
+            return ""
+        return check.get("result", "")
+
+    @property
+    def fell_short(self) -> bool:
+        """The sent transaction carries less than the amount: it will never pay."""
+        return self.is_sent and self.last_result == CheckResult.SHORT_AMOUNT
+
+    # The service refuses these once the transaction carries the transfer (decisions.py): the
+    # page offers them only when the last check says they can work.
+    @property
     def can_take_hash_back(self) -> bool:
-        return self.is_sent and WithdrawalStatus.APPROVED in _next(self.withdrawal)
+        return (
+            self.is_sent
+            and WithdrawalStatus.APPROVED in _next(self.withdrawal)
+            and self.last_result not in TRANSFER_ON_ITS_WAY
+        )
 
     @property
     def can_reject(self) -> bool:
-        return WithdrawalStatus.REJECTED in _next(self.withdrawal)
+        if WithdrawalStatus.REJECTED not in _next(self.withdrawal):
+            return False
+        return not (self.is_sent and self.last_result in MONEY_LEFT)
+
+    @property
+    def sent_guidance(self) -> str:
+        """What finance is told about a sent withdrawal, from its last check."""
+        if not self.is_sent:
+            return ""
+        if self.fell_short:
+            return str(SHORT_GUIDANCE)
+        if self.last_result in TRANSFER_ON_ITS_WAY:
+            return str(ON_ITS_WAY_GUIDANCE)
+        return str(WATCHING_GUIDANCE)
 
     @property
     def status_label(self) -> str:

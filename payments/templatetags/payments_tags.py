@@ -70,6 +70,13 @@ def order_receipt_links(order):
     return {"order": order, "paid": order.status in RECEIPTED_ORDER_STATUSES}
 
 
+@register.inclusion_tag("payments/_extension_receipt_link.html")
+def extension_receipt_link(extension):
+    """A link to a paid extension's receipt (on the order page): no query, the receipt is
+    found when the link is followed."""
+    return {"extension": extension}
+
+
 @register.inclusion_tag("payments/_balance_summary.html")
 def balance_summary(user):
     account = customer_balance_account(customer=user)

@@ -16,7 +16,7 @@ from rental.selectors import customer_order
 from rental.views.customer import render_order_page
 
 from ..csv_export import csv_download, text_cell
-from ..selectors.statement import customer_balance_account, customer_statement
+from ..selectors.statement import customer_balance_account, customer_statement, statement_rows
 from ..selectors.withdrawals import customer_withdrawals_pending
 from ..services import order_payments
 from ..services.balance import balance_pay_order
@@ -38,6 +38,7 @@ def statement(request: HttpRequest) -> HttpResponse:
         {
             "page": page,
             "entries": page.object_list,
+            "rows": statement_rows(page.object_list),
             "account": account,
             "withdrawals_pending": customer_withdrawals_pending(customer=request.user),
         },

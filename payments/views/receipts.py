@@ -1,13 +1,14 @@
 """The customer's receipts: the list, one receipt as a printable page and as a PDF.
 
 A receipt is looked up through its owner: another customer's number answers 404, like a
-number never issued. It is shown in the language it was issued in, whatever the page's.
+number never issued. The receipt itself (and its PDF) is in the language it was issued in;
+the page around it (navigation, language switch, footer) follows the visitor's.
 """
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.utils import translation
 from django.utils.translation import gettext as _
@@ -17,6 +18,7 @@ from accounts.fields import ascii_int
 
 from ..models import Receipt
 from ..selectors.receipts import (
+    customer_extension_receipt,
     customer_order_receipt,
     customer_receipt,
     customer_receipts,
@@ -50,9 +52,11 @@ def _own_receipt(request: HttpRequest, number: int) -> Receipt:
 @require_GET
 def receipt_detail(request: HttpRequest, number: int) -> HttpResponse:
     receipt = _own_receipt(request, number)
-    # Rendered now, in the receipt's language (a TemplateResponse would render after it).
+    # The document's texts in the receipt's language; the template switches to it ({% language %})
+    # only around the receipt, so the site's header and footer stay in the visitor's.
     with translation.override(receipt.language):
-        return render(request, "payments/receipt.html", {"doc": receipt_document(receipt)})
+        document = receipt_document(receipt)
+    return TemplateResponse(request, "payments/receipt.html", {"doc": document})
 
 
 @login_required
@@ -78,4 +82,15 @@ def order_receipt(request: HttpRequest, order_id: int) -> HttpResponse:
         receipt = customer_order_receipt(customer=request.user, order_id=order_id)
     except Receipt.DoesNotExist:
         raise Http404(_("No receipt for this order in your account.")) from None
+    return redirect("payments:receipt", number=receipt.number)
+
+
+@login_required
+@require_GET
+def extension_receipt(request: HttpRequest, extension_id: int) -> HttpResponse:
+    """The receipt of the customer's paid extension (the order page links here)."""
+    try:
+        receipt = customer_extension_receipt(customer=request.user, extension_id=extension_id)
+    except Receipt.DoesNotExist:
+        raise Http404(_("No receipt for this extension in your account.")) from None
     return redirect("payments:receipt", number=receipt.number)

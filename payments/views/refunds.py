@@ -19,6 +19,7 @@ from rental.exceptions import RentalError
 from rental.models import Order
 from rental.refunds import early_end_check
 
+from ..formats import usd_text
 from ..forms_refunds import EndEarlyForm
 from ..selectors.refunds import order_refund
 from ..services.refunds import RefundQuoteChanged, order_end_early_with_refund
@@ -82,7 +83,11 @@ def order_end_early(request: HttpRequest, order_id: int) -> HttpResponse:
                 "Order %(reference)s is ended early: %(hours)d hours (%(amount)s USD) are "
                 "credited to the customer's balance and the cards are released."
             )
-            % {"reference": order.reference, "hours": outcome.hours, "amount": outcome.amount},
+            % {
+                "reference": order.reference,
+                "hours": outcome.hours,
+                "amount": usd_text(outcome.amount),
+            },
         )
     else:
         messages.info(

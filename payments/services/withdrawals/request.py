@@ -13,6 +13,7 @@ from accounts.models import User
 from rental.money import usd
 
 from ...exceptions import IdempotencyConflict, InsufficientBalance
+from ...formats import usd_text
 from ...locks import lock_accounts
 from ...models import (
     DepositAddress,
@@ -98,7 +99,7 @@ def withdrawal_request(
     minimum = withdrawal_minimum()
     if amount_usd < minimum:
         raise WithdrawalAmountError(
-            gettext("The minimum withdrawal is %(minimum)s USD.") % {"minimum": minimum}
+            gettext("The minimum withdrawal is %(minimum)s USD.") % {"minimum": usd_text(minimum)}
         )
     chain, token = _asset_on(network, asset)
     address = address_checked(to_address)

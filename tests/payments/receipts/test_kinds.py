@@ -129,3 +129,8 @@ def test_a_withdrawal_paid_out_names_the_address_and_shows_the_transaction(
     request_row = history.split("Withdrawal requested")[1].split("</tr>")[0]
     assert f'href="{reverse("payments:receipt", kwargs={"number": receipt.number})}"' in request_row
     assert 'data-field="withdrawal-state">Paid<' in request_row
+    # So does the statement's.
+    statement = customer_client.get(reverse("payments:statement")).content.decode()
+    held = statement.split(f"Held for withdrawal {withdrawal.reference}")[1].split("</tr>")[0]
+    receipt_url = reverse("payments:receipt", kwargs={"number": receipt.number})
+    assert f'href="{receipt_url}" data-field="receipt-link">Receipt {receipt.reference}<' in held

@@ -99,7 +99,13 @@ def test_an_italian_receipt_is_in_italian_whatever_the_page_language(
 
     html = browser.get(receipt_url(receipt)).content.decode()
     assert 'data-field="title">Ricevuta R-000001<' in html
-    assert '<html lang="it">' in html
+    assert 'lang="it">' in html.split('<article class="receipt"')[1].split("\n")[0]
+    # Only the receipt: the site around it (header, actions, footer) is the visitor's English.
+    assert '<html lang="en">' in html
+    page, document = html.split('<article class="receipt"')
+    assert ">My orders<" in page and ">Download the PDF<" in page
+    assert "Ricevuta" not in page.split("<title>")[1].split("<main")[1]
+    assert ">Emessa<" in document and ">Issued<" not in document
     # Italian separators: thousands with a dot, decimals with a comma.
     amount = f"{order.total_usd:,.2f}".replace(",", "#").replace(".", ",").replace("#", ".")
     assert f'data-field="amount">{amount} USD<' in html

@@ -264,3 +264,22 @@ def test_a_provisioning_order_whose_ssh_never_answered_ends_with_its_whole_price
     refund = LedgerTransaction.objects.get(order=provisioning_order, kind=TransactionKind.REFUND)
     assert refund.entries.get(amount__gt=0).amount == provisioning_order.total_usd
     assert not CardAllocation.objects.filter(order=provisioning_order, released_at=None).exists()
+
+
+def test_the_success_message_writes_the_amount_in_the_operators_language(
+    operator_client, waiting_order, django_capture_on_commit_callbacks, settings
+):
+    paid_hours_ago(waiting_order, 25)
+    operator_client.cookies[settings.LANGUAGE_COOKIE_NAME] = "it"
+    total = waiting_order.total_usd
+    italian = f"{total:,.2f}".replace(",", "#").replace(".", ",").replace("#", ".")
+    assert total >= 1000  # a thousands separator to show
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = operator_client.post(
+            end_url(waiting_order), {"reason": REASON, "expected_amount": str(total)}, follow=True
+        )
+
+    messages = [str(message) for message in response.context["messages"]]
+    assert any(f"168 ore ({italian} USD)" in message for message in messages), messages
+    assert f"({total} USD)" not in text(response)

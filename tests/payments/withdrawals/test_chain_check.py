@@ -82,7 +82,7 @@ def test_the_right_transfer_with_its_confirmations_pays_the_withdrawal(chain, se
     assert withdrawal.status == WithdrawalStatus.PAID
     assert withdrawal.paid_at is not None
     assert withdrawal.block_number == chain.receipt(withdrawal.tx_hash)["blockNumber"]
-    assert withdrawal.check_detail == "paid: 3 of 3 confirmations"
+    assert withdrawal.check_detail == "paid with 3 confirmations (3 required)"
     assert balance_of(funded) == Decimal("85.00")
     assert pending_total() == Decimal("0.00")
     assert paid_total() == Decimal("15.00")

@@ -43,7 +43,7 @@ def test_the_worker_pays_a_confirmed_withdrawal(chain, workers, request_withdraw
     )
     assert "payments.tasks.withdrawal_check" in worker.log()
     withdrawal.refresh_from_db()
-    assert withdrawal.check_detail == "paid: 3 of 3 confirmations"
+    assert withdrawal.check_detail == "paid with 3 confirmations (3 required)"
     assert balance_of(withdrawal.customer) == Decimal("85.00")
     assert pending_total() == Decimal("0.00")
     assert paid_total() == Decimal("15.00")
