@@ -121,6 +121,29 @@ def _new_payment(
     return payment
 
 
+def live_payment_reused_or_replaced(
+    live: list[CryptoPayment], *, network, asset, actor: User, busy: str
+) -> CryptoPayment | None:
+    """One live payment per order or extension (the `live` ones, locked by the caller): the
+    one for this asset and network is returned as it is; otherwise PaymentError(`busy`) while
+    a transfer to another is confirming, else the others close (their addresses stay watched:
+    money sent there anyway goes to the balance) and None says to open a new one."""
+    for payment in live:
+        if payment.network == network.key and payment.asset == asset.symbol:
+            return payment
+    for payment in live:
+        if payment.status == PaymentStatus.DETECTED or payment.seen_units:
+            raise PaymentError(busy)
+    for payment in live:
+        payment_set_status(
+            payment,
+            to_status=PaymentStatus.CLOSED,
+            actor=actor,
+            reason="replaced by another asset or network",
+        )
+    return None
+
+
 def payment_create_for_order(
     *, order_id: int, customer: User, network_key: str, asset_symbol: str
 ) -> CryptoPayment:
@@ -144,21 +167,15 @@ def payment_create_for_order(
             order = rental_services.order_hold_for_payment(order_id=order_id, customer=customer)
         except OrderNotAwaitingPayment:
             raise OrderNotPayable() from None
-        for payment in live:
-            if payment.network == network.key and payment.asset == asset.symbol:
-                return payment
-        for payment in live:
-            if payment.status == PaymentStatus.DETECTED or payment.seen_units:
-                raise PaymentError(
-                    _("A transfer for this order is already being confirmed; wait for it.")
-                )
-        for payment in live:
-            payment_set_status(
-                payment,
-                to_status=PaymentStatus.CLOSED,
-                actor=customer,
-                reason="replaced by another asset or network",
-            )
+        same = live_payment_reused_or_replaced(
+            live,
+            network=network,
+            asset=asset,
+            actor=customer,
+            busy=_("A transfer for this order is already being confirmed; wait for it."),
+        )
+        if same is not None:
+            return same
         return _new_payment(
             customer=customer,
             purpose=PaymentPurpose.ORDER,

@@ -35,12 +35,10 @@ from ..models import (
     LedgerAccount,
     LedgerTransaction,
     PaymentPurpose,
-    PaymentStatus,
     TransactionKind,
 )
-from .crypto import _asset_on, _head_block, _new_payment
+from .crypto import _asset_on, _head_block, _new_payment, live_payment_reused_or_replaced
 from .ledger import ledger_post
-from .payment_status import payment_set_status
 from .settling import close, open_book
 
 # A stablecoin payment opened now may be confirmed up to its expiry plus the confirmations
@@ -154,21 +152,15 @@ def extension_open_crypto_payment(
             raise PaymentError(exc.message) from None
         except (ExtensionNotAwaitingPayment, OrderNotExtendable):
             raise ExtensionNotPayable() from None
-        for payment in live:
-            if payment.network == network.key and payment.asset == asset.symbol:
-                return payment
-        for payment in live:
-            if payment.status == PaymentStatus.DETECTED or payment.seen_units:
-                raise PaymentError(
-                    _("A transfer for this extension is already being confirmed; wait for it.")
-                )
-        for payment in live:
-            payment_set_status(
-                payment,
-                to_status=PaymentStatus.CLOSED,
-                actor=customer,
-                reason="replaced by another asset or network",
-            )
+        same = live_payment_reused_or_replaced(
+            live,
+            network=network,
+            asset=asset,
+            actor=customer,
+            busy=_("A transfer for this extension is already being confirmed; wait for it."),
+        )
+        if same is not None:
+            return same
         return _new_payment(
             customer=customer,
             purpose=PaymentPurpose.EXTENSION,
