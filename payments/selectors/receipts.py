@@ -21,7 +21,9 @@ def customer_receipts(*, customer: User, order_id: int | None = None) -> QuerySe
     receipts = Receipt.objects.filter(customer=customer)
     if order_id is not None:
         receipts = receipts.filter(
-            Q(transaction__order_id=order_id) | Q(transaction__extension__order_id=order_id)
+            # Through the primary keys: Django's guard for a number too large for an integer
+            # column applies to them, not to a foreign key's column (a 500 on SQLite).
+            Q(transaction__order__pk=order_id) | Q(transaction__extension__order__pk=order_id)
         )
     return receipts.order_by("-number")
 
@@ -43,7 +45,7 @@ def customer_receipt(*, customer: User, number: int) -> Receipt:
 def customer_order_receipt(*, customer: User, order_id: int) -> Receipt:
     """The receipt of the customer's order payment; Receipt.DoesNotExist if none."""
     return Receipt.objects.filter(
-        customer=customer, transaction__order_id=order_id, kind=TransactionKind.ORDER_PAYMENT
+        customer=customer, transaction__order__pk=order_id, kind=TransactionKind.ORDER_PAYMENT
     ).get()
 
 
@@ -52,7 +54,7 @@ def customer_extension_receipt(*, customer: User, extension_id: int) -> Receipt:
     customer's extension included)."""
     return Receipt.objects.filter(
         customer=customer,
-        transaction__extension_id=extension_id,
+        transaction__extension__pk=extension_id,
         kind=TransactionKind.EXTENSION_PAYMENT,
     ).get()
 
