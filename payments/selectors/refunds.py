@@ -9,7 +9,7 @@ from decimal import Decimal
 from django.db.models import Sum
 
 from rental.models import Order
-from rental.refunds import early_end_summary
+from rental.refunds import early_end_check, early_end_summary
 
 from ..models import LedgerAccountKind, LedgerEntry, TransactionKind
 
@@ -67,3 +67,10 @@ def capped_to_revenue(check, *, order_id: int):
     if check.quote.amount <= cap:
         return check
     return dataclasses.replace(check, quote=dataclasses.replace(check.quote, amount=cap))
+
+
+def end_early_check(order: Order, now: datetime):
+    """Whether the operators may end the order early now, in which case, and the refund they
+    would post: rental's check with its amount capped at the revenue booked (the one view of
+    it for the ops page, its form and the form's page)."""
+    return capped_to_revenue(early_end_check(order, now), order_id=order.pk)

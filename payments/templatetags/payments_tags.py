@@ -11,13 +11,13 @@ from django.utils import timezone
 from django.utils.formats import number_format
 
 from rental.models import OrderStatus
-from rental.refunds import EARLY_END_STATUSES, early_end_check
+from rental.refunds import EARLY_END_STATUSES
 
 from ..forms_crypto import StablecoinForm
 from ..forms_refunds import EndEarlyForm
 from ..selectors import crypto
 from ..selectors.order_payments import order_payments_view
-from ..selectors.refunds import capped_to_revenue
+from ..selectors.refunds import end_early_check
 from ..selectors.refunds import order_refund as order_refund_view
 from ..selectors.statement import customer_balance_account
 
@@ -91,7 +91,7 @@ def ops_end_early(context, order):
     refund = order_refund_view(order=order)
     check = None
     if refund is None and order.status in EARLY_END_STATUSES:
-        check = capped_to_revenue(early_end_check(order, timezone.now()), order_id=order.pk)
+        check = end_early_check(order, timezone.now())
     return {
         "csrf_token": context.get("csrf_token"),
         "order": order,

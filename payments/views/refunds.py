@@ -17,11 +17,10 @@ from django.views.decorators.http import require_http_methods
 from accounts.roles import OPERATORS, role_required
 from rental.exceptions import RentalError
 from rental.models import Order
-from rental.refunds import early_end_check
 
 from ..formats import usd_text
 from ..forms_refunds import EndEarlyForm
-from ..selectors.refunds import order_refund
+from ..selectors.refunds import end_early_check, order_refund
 from ..services.refunds import RefundQuoteChanged, order_end_early_with_refund
 
 operator_required = role_required(OPERATORS)
@@ -50,7 +49,7 @@ def _page(request, order: Order, form: EndEarlyForm, *, status: int = 200) -> Ht
 @require_http_methods(["GET", "POST"])
 def order_end_early(request: HttpRequest, order_id: int) -> HttpResponse:
     order = _order_or_404(order_id)
-    check = early_end_check(order, timezone.now())
+    check = end_early_check(order, timezone.now())
     if request.method == "GET":
         return _page(request, order, EndEarlyForm(check=check))
     form = EndEarlyForm(request.POST, check=check)
@@ -69,7 +68,7 @@ def order_end_early(request: HttpRequest, order_id: int) -> HttpResponse:
     except RefundQuoteChanged as exc:
         data = request.POST.copy()
         data["expected_amount"] = str(exc.amount)  # confirming again confirms the new amount
-        form = EndEarlyForm(data, check=early_end_check(order, timezone.now()))
+        form = EndEarlyForm(data, check=end_early_check(order, timezone.now()))
         form.is_valid()
         form.add_error(None, exc.message)
         return _page(request, order, form, status=409)
