@@ -25,10 +25,19 @@ def enrol_totp(user) -> str:
     return secret
 
 
+CODE_MARGIN_SECONDS = 3
+
+
 def totp_code(secret: str, *, offset_periods: int = 0) -> str:
     """The code an authenticator app shows now for `secret` (or `offset_periods` periods away):
     allauth's own HOTP over the current time step."""
-    counter = int(time.time()) // app_settings.TOTP_PERIOD + offset_periods
+    period = app_settings.TOTP_PERIOD
+    if offset_periods == 0 and period - time.time() % period < CODE_MARGIN_SECONDS:
+        # allauth accepts only the current period (MFA_TOTP_TOLERANCE 0): a code typed just
+        # before the period ends would be refused by the time it is checked. Wait for the
+        # next period, as a person reading the app would.
+        time.sleep(period - time.time() % period + 0.05)
+    counter = int(time.time()) // period + offset_periods
     return format_hotp_value(hotp_value(secret, counter))
 
 

@@ -49,6 +49,7 @@ def test_concurrent_clicks_post_the_refund_once(waiting_order, operator):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active, operator):
     order = make_active(hours=12)
+    before = customer_account(order.customer).balance
 
     results = run_concurrently(
         lambda i: order_end_early_with_refund(
@@ -60,6 +61,7 @@ def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active
 
     assert all(isinstance(r, RefundOutcome) for r in results), results
     assert [r.created for r in results].count(True) == 1
-    assert len({r.amount for r in results}) == 1
+    assert len({r.amount for r in results}) == 1 and results[0].amount > 0
+    assert customer_account(order.customer).balance == before + results[0].amount  # once
     assert LedgerTransaction.objects.filter(order=order, kind=TransactionKind.REFUND).count() == 1
     assert not CardAllocation.objects.filter(order=order, released_at=None).exists()

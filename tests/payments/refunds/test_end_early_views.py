@@ -2,13 +2,11 @@
 what the customer then sees on the order page, the statement and the help page."""
 
 import re
-from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
 from payments.models import LedgerTransaction, TransactionKind
 from payments.services.ledger import customer_account
@@ -238,7 +236,6 @@ def test_the_page_of_its_own_shows_the_form(operator_client, waiting_order):
     page = text(operator_client.get(end_url(waiting_order)))
     assert 'data-action="end-early"' in page
     assert amount_shown(page) == waiting_order.total_usd
-    assert timezone.now() - waiting_order.created_at < timedelta(hours=1)
 
 
 def test_a_provisioning_order_whose_ssh_never_answered_ends_with_its_whole_price(

@@ -61,7 +61,7 @@ def test_the_form_asks_for_a_confirmation_then_holds_the_amount(browser, funded)
     assert confirm.status_code == 200
     html = confirm.content.decode()
     assert "Confirm your withdrawal" in html
-    assert "25.000000 tUSDC" in html or "25 tUSDC" in html
+    assert "25.000000 tUSDC" in html
     assert CUSTOMER_WALLET in html  # shown checksummed
     assert "75.00 USD" in html  # the balance after the request
     assert "cannot be taken back" in html
