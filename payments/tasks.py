@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from .chain.rpc import RpcError
 from .networks import enabled_networks
-from .services import crypto, emails, extensions, scanning, withdrawals
+from .services import emails, scanning, sweep, withdrawals
 from .services.reconciliation import reconciliation_run
 from .services.withdrawals import emails as withdrawal_emails
 
@@ -65,7 +65,7 @@ def payment_check(payment_id: int) -> int:
 def expire_payments() -> int:
     """Every minute: expire payments whose time ran out, and close those of extensions that
     can no longer be paid (their rental ended)."""
-    return crypto.payments_expire() + extensions.extension_payments_close_stale()
+    return sweep.payments_sweep()
 
 
 @shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)

@@ -235,6 +235,10 @@ class EarlyEndCheck:
         return not self.refusal
 
     @property
+    def waiting_for_cards(self) -> bool:
+        return self.case == EarlyEndCase.WAITING_FOR_CARDS
+
+    @property
     def case_label(self) -> str:
         return EarlyEndCase(self.case).label if self.case else ""
 

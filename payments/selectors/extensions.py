@@ -28,6 +28,10 @@ class ExtensionPayView:
         return self.extension.status == ExtensionStatus.AWAITING_PAYMENT
 
     @property
+    def paid(self) -> bool:
+        return self.extension.status == ExtensionStatus.PAID
+
+    @property
     def payable(self) -> bool:
         """Money can still pay it: awaiting payment, its rental active before its end."""
         return self.awaiting and self.order_extendable

@@ -89,6 +89,12 @@ class MovementRow:
         return self.entry.transaction.get_kind_display()
 
     @property
+    def adjustment_reason(self) -> str:
+        """A finance adjustment's reason (its memo), shown with it; "" for other movements."""
+        txn = self.entry.transaction
+        return txn.memo if txn.kind == TransactionKind.ADJUSTMENT else ""
+
+    @property
     def state_label(self) -> str:
         """A withdrawal's state; other movements are final once posted."""
         withdrawal = self.entry.transaction.withdrawal

@@ -141,7 +141,7 @@ def withdrawal_request(
                     "Your balance is %(available)s USD: you can withdraw at most that. "
                     "Nothing was taken from it."
                 )
-                % {"available": available}
+                % {"available": usd_text(available)}
             )
         withdrawal = Withdrawal.objects.create(
             customer=customer,

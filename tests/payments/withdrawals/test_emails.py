@@ -9,6 +9,7 @@ from django.urls import reverse
 from payments.chain import local
 from payments.chain.local import PAYER_KEY
 from payments.models import WithdrawalEvent, WithdrawalStatus
+from payments.selectors.crypto import network_name
 from payments.services.withdrawals import (
     withdrawal_check,
     withdrawal_enter_hash,
@@ -77,6 +78,7 @@ def test_a_paid_withdrawal_is_emailed_with_its_transaction(
     assert "paid" in email.subject and "15.00 USD" in email.subject
     assert tx_hash in email.body
     assert CUSTOMER_WALLET in email.body
+    assert f"in tUSDC on {network_name('local')} to" in email.body  # the network's name
     assert (
         reverse("payments:withdrawal_detail", kwargs={"withdrawal_id": withdrawal.pk}) in email.body
     )
