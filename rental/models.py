@@ -344,15 +344,65 @@ class ProvisioningIssueEvent(models.Model):
 
 
 class HostState(models.TextChoices):
+    # Registered; its host key is not confirmed or its host check has not passed yet.
+    UNCHECKED = "unchecked", _("Not checked yet")
     AVAILABLE = "available", _("Available")
+    # No new orders; the current rentals finish.
+    DRAINING = "draining", _("Draining")
     MAINTENANCE = "maintenance", _("Maintenance")
+    # Failed (an operator ended an order because of it, or a check failed): its cards are not
+    # sold again until a host check passes.
+    OUT_OF_SERVICE = "out_of_service", _("Out of service")
+    # The host answered with another host key than the pinned one: nothing runs there until an
+    # operator confirms a key again and a host check passes.
+    HOST_KEY_CHANGED = "host_key_changed", _("Host key changed")
+
+
+# Which state may follow which; every change goes through rental.hosts.services.host_set_state.
+# A worker-managed host reaches "available" only through a passing host check
+# (rental.hosts.services.host_check); a manually prepared host through an operator.
+HOST_TRANSITIONS: dict[str, frozenset[str]] = {
+    HostState.UNCHECKED: frozenset(
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED}
+    ),
+    HostState.AVAILABLE: frozenset(
+        {HostState.DRAINING, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
+    ),
+    HostState.DRAINING: frozenset(
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
+    ),
+    HostState.MAINTENANCE: frozenset(
+        {HostState.AVAILABLE, HostState.DRAINING, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
+    ),
+    HostState.OUT_OF_SERVICE: frozenset(
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.HOST_KEY_CHANGED,
+         HostState.UNCHECKED}
+    ),
+    HostState.HOST_KEY_CHANGED: frozenset({HostState.UNCHECKED, HostState.OUT_OF_SERVICE}),
+}
+
+
+class HostManagement(models.TextChoices):
+    # The worker prepares, verifies and tears down over SSH (Ansible playbooks).
+    WORKER = "worker", _("By the worker over SSH")
+    # Operators prepare the host by hand and confirm its teardown in /ops/.
+    MANUAL = "manual", _("By hand (operators)")
 
 
 MAX_CARDS_PER_HOST = 64
 
 
 class Host(models.Model):
-    """A machine whose cards are rented out; customers reach it over SSH."""
+    """A machine whose cards are rented out; customers reach it over SSH.
+
+    A worker-managed host also has the worker's administrative login (`admin_user`, a user
+    with sudo; its private key is the file named by settings.HOSTS_ADMIN_KEY_FILE, never in
+    the database) and a pinned host key: work runs only against that key.
+    """
 
     name = models.CharField(_("name"), max_length=60, unique=True)
     gpu_model = models.ForeignKey(
@@ -362,9 +412,37 @@ class Host(models.Model):
     ssh_host = models.CharField(_("SSH host"), max_length=253)
     ssh_port = models.PositiveIntegerField(_("SSH port"), default=22)
     ssh_user = models.CharField(_("SSH user"), max_length=32)
-    state = models.CharField(
-        _("state"), max_length=12, choices=HostState.choices, default=HostState.AVAILABLE
+    management = models.CharField(
+        _("prepared"),
+        max_length=8,
+        choices=HostManagement.choices,
+        default=HostManagement.WORKER,
     )
+    admin_user = models.CharField(_("administrative user"), max_length=32, blank=True)
+    # Where the cards' device files are (/dev on a GPU host) and the vendor tool to read them
+    # (empty: nvidia-smi or rocm-smi on the host's PATH).
+    device_dir = models.CharField(_("device directory"), max_length=200, default="/dev")
+    gpu_tool = models.CharField(_("GPU tool"), max_length=200, blank=True)
+    state = models.CharField(
+        _("state"), max_length=16, choices=HostState.choices, default=HostState.AVAILABLE
+    )
+    state_detail = models.CharField(_("why"), max_length=500, blank=True)
+    # The host key: offered by the host when fetched, pinned once an operator confirmed it.
+    host_key_offered = models.TextField(_("host key offered"), blank=True)
+    host_key = models.TextField(_("pinned host key"), blank=True)
+    host_key_pinned_at = models.DateTimeField(_("host key pinned"), null=True, blank=True)
+    host_key_pinned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+        related_name="+", verbose_name=_("host key confirmed by"),
+    )
+    # The last host check: the cards as the vendor tool read them (index, uuid, name, memory).
+    cards_seen = models.JSONField(_("cards seen"), default=list, blank=True)
+    checked_at = models.DateTimeField(_("last host check"), null=True, blank=True)
+    check_passed = models.BooleanField(_("host check passed"), null=True, blank=True)
+    check_detail = models.CharField(_("host check detail"), max_length=1000, blank=True)
+    # One job at a time on a host: the worker holding the lease (renewed while it works).
+    lease_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
     notes = models.CharField(_("operators' notes"), max_length=300, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
@@ -384,6 +462,9 @@ class Host(models.Model):
             models.CheckConstraint(
                 condition=Q(state__in=HostState.values), name="host_known_state"
             ),
+            models.CheckConstraint(
+                condition=Q(management__in=HostManagement.values), name="host_known_management"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -394,9 +475,34 @@ class Host(models.Model):
         return self.state == HostState.AVAILABLE
 
     @property
+    def worker_managed(self) -> bool:
+        return self.management == HostManagement.WORKER
+
+    @property
     def ssh_endpoint(self) -> str:
         """user@host:port, an IPv6 address in brackets."""
         return f"{self.ssh_user}@{host_port(self.ssh_host, self.ssh_port)}"
+
+
+class HostStateChange(models.Model):
+    """One row per host state change: who, when, from what, to what and why."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="state_changes")
+    from_state = models.CharField(_("from"), max_length=16, choices=HostState.choices, blank=True)
+    to_state = models.CharField(_("to"), max_length=16, choices=HostState.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("host state change")
+        verbose_name_plural = _("host state changes")
+        ordering = ("created_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.host_id}: {self.from_state or '∅'} → {self.to_state}"
 
 
 class CardAllocation(models.Model):
@@ -583,3 +689,12 @@ class ExtensionStatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.extension_id}: {self.from_status or '∅'} → {self.to_status}"
+
+
+from .hosts.models import (  # noqa: E402, F401  (registered with the rental app)
+    TENANCY_TRANSITIONS,
+    Tenancy,
+    TenancyStatus,
+    TenancyStatusChange,
+    TenancyStep,
+)

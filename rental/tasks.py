@@ -4,6 +4,8 @@ from datetime import datetime
 
 from celery import shared_task
 
+from .hosts import services as host_services
+from .hosts import tenancy
 from .services import emails, extensions, lifecycle, provisioning
 
 
@@ -42,3 +44,43 @@ def rentals_tick() -> dict:
         "reminded": report.reminded,
         "rechecked": report.rechecked,
     }
+
+
+# ------------------------------------------------------------------------ host work
+# Routed to the "hosts" queue (CELERY_TASK_ROUTES): a slow or dead host never delays payments.
+# Each takes a tenancy or host id and calls one service; a host busy with another job is
+# tried again shortly (one job at a time per host, different hosts in parallel).
+
+HOST_BUSY_RETRY_SECONDS = 3
+
+
+@shared_task(bind=True, acks_late=True, max_retries=200)
+def host_provision(self, tenancy_id: int) -> str:
+    """Give a tenancy its account, key and cards, then verify it as the tenant."""
+    outcome = tenancy.tenancy_provision(tenancy_id=tenancy_id)
+    if outcome == tenancy.Outcome.BUSY:
+        raise self.retry(countdown=HOST_BUSY_RETRY_SECONDS)
+    return outcome
+
+
+@shared_task(bind=True, acks_late=True, max_retries=200)
+def host_teardown(self, tenancy_id: int) -> str:
+    """Take everything back from a tenancy and verify it; then its cards return to stock."""
+    outcome = tenancy.tenancy_teardown(tenancy_id=tenancy_id)
+    if outcome == tenancy.Outcome.BUSY:
+        raise self.retry(countdown=HOST_BUSY_RETRY_SECONDS)
+    return outcome
+
+
+@shared_task(bind=True, acks_late=True, max_retries=200)
+def host_check(
+    self, host_id: int, make_available: bool = False, actor_id: int | None = None
+) -> str:
+    """The host check (sudo, the cards); `make_available` at registration and on a return."""
+    from accounts.models import User
+
+    actor = User.objects.filter(pk=actor_id).first() if actor_id else None
+    result = host_services.host_check(host_id=host_id, actor=actor, make_available=make_available)
+    if result.busy:
+        raise self.retry(countdown=HOST_BUSY_RETRY_SECONDS)
+    return "passed" if result.passed else f"failed: {result.detail}"

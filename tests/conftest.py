@@ -16,7 +16,12 @@ from rental.models import MAX_CARDS_PER_HOST, GpuModel, Host, HostState, Prepara
 from rental.services import Configuration, order_create
 from tests.mfa_fixtures import enrol_totp
 
-pytest_plugins = ["tests.chain_fixtures", "tests.browser_fixtures", "tests.ssh_fixtures"]
+pytest_plugins = [
+    "tests.chain_fixtures",
+    "tests.browser_fixtures",
+    "tests.ssh_fixtures",
+    "tests.host_fixtures",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -157,6 +162,7 @@ def set_stock(gpu_model: GpuModel, lots: int) -> list[Host]:
         take = min(cards, per_host)
         hosts.append(
             Host.objects.create(
+                management="manual",
                 name=f"{gpu_model.slug}-stock-{number}",
                 gpu_model=gpu_model,
                 cards=take,
@@ -179,6 +185,7 @@ def make_host(db):
         fields.setdefault("ssh_host", "127.0.0.1")
         fields.setdefault("ssh_port", 22)
         fields.setdefault("ssh_user", "ubuntu")
+        fields.setdefault("management", "manual")  # the worker-managed ones: tests/rental/hosts
         return Host.objects.create(gpu_model=gpu_model, cards=cards, **fields)
 
     return make

@@ -343,6 +343,22 @@ CELERY_TIMEZONE = TIME_ZONE
 PROVISIONING_DRIVER = env("PROVISIONING_DRIVER", "rental.services.provisioning.ManualDriver")
 READINESS_TIMEOUT_SECONDS = float(env("READINESS_TIMEOUT_SECONDS", "5"))
 READINESS_MAX_ATTEMPTS = int(env("READINESS_MAX_ATTEMPTS", "8"))
+
+# Hosts the worker manages over SSH (rental/hosts/): the administrative login's private key is
+# this file (never in the database); tenant accounts are named with this prefix (the demo's
+# "grdemo-", the tests' a random one); every SSH connection and playbook run has a deadline; one
+# job at a time per host through a lease renewed while it works; a failed teardown or
+# provisioning is tried again after a pause up to HOSTS_MAX_ATTEMPTS, then waits for an operator.
+HOSTS_ADMIN_KEY_FILE = env("HOSTS_ADMIN_KEY_FILE", "")
+HOSTS_ACCOUNT_PREFIX = env("HOSTS_ACCOUNT_PREFIX", "gr-")
+HOSTS_CONNECT_TIMEOUT_SECONDS = int(env("HOSTS_CONNECT_TIMEOUT_SECONDS", "5"))
+HOSTS_PLAYBOOK_TIMEOUT_SECONDS = int(env("HOSTS_PLAYBOOK_TIMEOUT_SECONDS", "200"))
+HOSTS_LEASE_SECONDS = int(env("HOSTS_LEASE_SECONDS", "60"))
+HOSTS_MAX_ATTEMPTS = int(env("HOSTS_MAX_ATTEMPTS", "3"))
+HOSTS_RETRY_SECONDS = int(env("HOSTS_RETRY_SECONDS", "20"))
+# Host work has a queue of its own, so a slow or dead host never delays payment confirmation
+# (`make run` and production start a worker for it: Procfile.dev's hostworker).
+CELERY_TASK_ROUTES = {"rental.tasks.host_*": {"queue": "hosts"}}
 # The SSH port the demo hosts point at (scripts/demo-sshd listens there on 127.0.0.1).
 DEMO_SSH_PORT = int(env("DEMO_SSH_PORT", "2222"))
 

@@ -14,6 +14,8 @@ from accounts.models import User
 from ..exceptions import RentalError
 from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
 from ..refunds import EARLY_END_STATUSES, early_end_check
+from ..hosts.services import hosts_take_out_of_service
+from ..hosts.tenancy import tenancies_revoke
 from .extensions import extensions_cancel_for_order
 
 
@@ -29,8 +31,10 @@ def order_end_early(
     now: datetime | None = None,
     host_failed: bool = False,
 ) -> Order | None:
-    """End the order now, before its end: it is ended with `ended_early_at = now`, its cards
-    are released, extensions awaiting payment are cancelled and the customer gets the "ended"
+    """End the order now, before its end: it is ended with `ended_early_at = now`, every
+    host's access is revoked (the cards go back to stock once the teardown is verified; with
+    `host_failed` the order's hosts are taken out of service until a host check passes),
+    extensions awaiting payment are cancelled and the customer gets the "ended"
     email (which tells the hours refunded) after the commit.
 
     Only from paid, provisioning or active, in a case of rental.refunds.early_end_check: paid
@@ -77,7 +81,15 @@ def order_end_early(
             **fields,
         )
         order.early_end = check
-        CardAllocation.objects.filter(order=order, released_at__isnull=True).update(released_at=now)
+        tenancies_revoke(order_id=order.pk, actor=actor, reason=f"Ended early: {reason}"[:500])
+        if host_failed:
+            host_ids = CardAllocation.objects.filter(
+                order=order, released_at__isnull=True
+            ).values_list("host_id", flat=True)
+            hosts_take_out_of_service(
+                host_ids=list(host_ids), actor=actor,
+                reason=f"Order {order.reference} ended early because this host failed: {reason}"[:500],
+            )
         extensions_cancel_for_order(
             order_id=order.pk, reason="The order was ended early before it was paid", actor=actor
         )

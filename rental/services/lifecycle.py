@@ -16,13 +16,13 @@ from accounts.models import User
 from ..exceptions import InvalidTransition
 from ..models import (
     REMINDER_HOURS,
-    CardAllocation,
     Order,
     OrderEmail,
     OrderEmailKind,
     OrderStatus,
     OrderStatusChange,
 )
+from ..hosts.tenancy import tenancies_resume_stalled, tenancies_revoke
 from .events import order_ending_emit
 from .extensions import extensions_cancel_for_order, extensions_release_expired_holds
 from .intents import orders_release_expired_holds
@@ -56,8 +56,9 @@ def reminder_due(order: Order, now: datetime) -> str | None:
 
 
 def order_end(*, order_id: int, now: datetime | None = None, actor: User | None = None) -> Order:
-    """The hard stop: the rental is over, its cards go back to the hosts' free stock; an
-    extension still awaiting payment is cancelled.
+    """The hard stop: the rental is over, every host's access is revoked (the teardown is
+    queued; the cards go back to stock only once it is verified); an extension still awaiting
+    payment is cancelled.
 
     Raises InvalidTransition when the order is not active or its end has not come yet.
     """
@@ -72,9 +73,9 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
             order_id=order.pk,
             to_status=OrderStatus.ENDED,
             actor=actor,
-            reason="Rental period over: access stopped, cards released",
+            reason="Rental period over: access being revoked",
         )
-        CardAllocation.objects.filter(order=order, released_at__isnull=True).update(released_at=now)
+        tenancies_revoke(order_id=order.pk, actor=actor, reason="Rental period over")
         extensions_cancel_for_order(
             order_id=order.pk, reason="The rental ended before the extension was paid"
         )
@@ -90,6 +91,7 @@ class TickReport:
     reminded: list[tuple[int, str]] = field(default_factory=list)
     rechecked: list[int] = field(default_factory=list)
     emails_requeued: list[int] = field(default_factory=list)
+    host_work_resumed: list[int] = field(default_factory=list)
 
 
 def rentals_tick(*, now: datetime | None = None) -> TickReport:
@@ -134,6 +136,7 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
     for order_id in stalled:
         tasks.order_readiness.delay_on_commit(order_id)
         report.rechecked.append(order_id)
+    report.host_work_resumed = tenancies_resume_stalled(now=now)
     for order_id in _payment_emails_lost(now):
         tasks.order_email.delay_on_commit(order_id, OrderEmailKind.PAYMENT_RECEIVED)
         report.emails_requeued.append(order_id)

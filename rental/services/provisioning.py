@@ -1,11 +1,13 @@
-"""From paid to active: cards allocated on hosts, hosts prepared, readiness confirmed over SSH.
+"""From paid to active: cards allocated on hosts, each host's access given and verified.
 
-paid ──allocate──▶ provisioning ──operator marks prepared──▶ (readiness checks) ──▶ active
- │ no capacity: stays paid, issue "capacity"        │ repeated failures: issue "readiness"
- └──▶ operators' queue                              └──▶ operators' queue
+paid ──allocate──▶ provisioning ──every tenancy ready──▶ active (the rental clock starts)
+ │ no capacity: stays paid, issue "capacity"     │ a host not ready after retries: issue
+ └──▶ operators' queue                           └──▶ "readiness", in the operators' queue
 
-Nothing is promised to the customer before the worker has seen every allocated host answer
-with an SSH banner.
+A worker-managed host's tenancy is ready when the worker logged in *as the tenant* and saw
+exactly the allocated cards (rental.hosts.tenancy). A host operators prepare by hand is ready
+when an operator marked the order prepared and its SSH endpoint answered with a banner
+(`order_check_readiness`). Nothing is promised to the customer before that.
 """
 
 import enum
@@ -17,7 +19,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from accounts.models import User
@@ -40,43 +41,16 @@ from ..models import (
     CardAllocation,
     GpuModel,
     Host,
+    HostManagement,
     Order,
     OrderEmailKind,
     OrderStatus,
     ProvisioningIssue,
 )
 from ..readiness import Endpoint, ProbeFailure, backoff_seconds, probe_all
+from ..hosts.models import Tenancy, TenancyStatus
+from ..hosts.tenancy import tenancies_open, tenancy_set_status
 from .orders import order_set_status
-
-# ------------------------------------------------------------------------ the driver
-
-
-class ProvisioningDriver:
-    """What prepares the hosts of an order once its cards are allocated.
-
-    `request` is called after the allocation commits. A driver that prepares hosts itself calls
-    `order_mark_prepared` when done; the worker then confirms readiness either way.
-    """
-
-    name = "abstract"
-
-    def request(self, order: Order) -> None:
-        raise NotImplementedError
-
-
-class ManualDriver(ProvisioningDriver):
-    """The built-in driver: operators see the order in /ops/provisioning/, prepare the hosts by
-    hand with the preparation and the customer's key, and mark the order prepared there."""
-
-    name = "manual"
-
-    def request(self, order: Order) -> None:
-        return None  # the order is listed in the operators' provisioning queue
-
-
-def provisioning_driver() -> ProvisioningDriver:
-    return import_string(settings.PROVISIONING_DRIVER)()
-
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +112,9 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             )
             for place in plan
         )
+        cards_by_host: dict[int, list[int]] = {}
+        for place in plan:
+            cards_by_host.setdefault(place.host_id, []).append(place.card_index)
         names = dict(
             Host.objects.filter(pk__in={p.host_id for p in plan}).values_list("pk", "name")
         )
@@ -151,7 +128,7 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             provisioning_issue="",
             provisioning_issue_detail="",
         )
-        transaction.on_commit(lambda: provisioning_driver().request(Order.objects.get(pk=order_id)))
+        tenancies_open(order=order, cards_by_host=cards_by_host)
     return order
 
 
@@ -262,9 +239,14 @@ class Readiness(enum.StrEnum):
 
 
 def order_endpoints(order: Order) -> list[Endpoint]:
-    """The SSH endpoints of the hosts holding the order's live cards, by host name."""
+    """The SSH endpoints of the hosts prepared by hand that hold the order's live cards, by
+    host name (worker-managed hosts are verified by logging in as the tenant instead)."""
     hosts = (
-        Host.objects.filter(allocations__order=order, allocations__released_at__isnull=True)
+        Host.objects.filter(
+            allocations__order=order,
+            allocations__released_at__isnull=True,
+            management=HostManagement.MANUAL,
+        )
         .distinct()
         .order_by("name")
     )
@@ -272,12 +254,13 @@ def order_endpoints(order: Order) -> list[Endpoint]:
 
 
 def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Readiness:
-    """Probe every allocated host's SSH endpoint (no lock held), then record the outcome.
+    """Probe the SSH endpoint of every host of the order prepared by hand (no lock held), then
+    record the outcome.
 
-    All answered: the order becomes active, starting now for its duration, and the customer
-    is told after the commit. Otherwise the failure is counted and the next check is queued
-    after a growing pause (`backoff_seconds`); after `READINESS_MAX_ATTEMPTS` the order goes
-    to the operators' queue.
+    All answered: those hosts' tenancies are ready, and the order becomes active once every
+    tenancy is (`order_activate_if_verified`). Otherwise the failure is counted and the next
+    check is queued after a growing pause (`backoff_seconds`); after `READINESS_MAX_ATTEMPTS`
+    the order goes to the operators' queue.
     """
     from .. import tasks
 
@@ -290,25 +273,31 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
     endpoints = order_endpoints(order)
     results = probe_all(endpoints, timeout=settings.READINESS_TIMEOUT_SECONDS)
     failures = [result for _endpoint, result in results if isinstance(result, ProbeFailure)]
-    now = now or timezone.now()
     with transaction.atomic():
         order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
         if order.status != OrderStatus.PROVISIONING or order.prepared_at != prepared_at:
             return Readiness.NOT_APPLICABLE  # marked again meanwhile: that check decides
         if not endpoints:
-            failures_text = "No allocated host to check."
+            failures_text = "No allocated host prepared by hand to check."
         elif not failures:
             hosts = ", ".join(endpoint.label for endpoint in endpoints)
-            order_set_status(
-                order_id=order.pk,
-                to_status=OrderStatus.ACTIVE,
-                actor=None,
-                reason=f"SSH answered on {hosts}",
-                starts_at=now,
-                ends_at=now + timedelta(days=order.duration_days),
-                readiness_error="",
-            )
-            tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.READY)
+            manual = Tenancy.objects.filter(
+                order=order, host__management=HostManagement.MANUAL,
+                status__in=[TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING],
+            ).order_by("pk")
+            for tenancy in manual:
+                if tenancy.status == TenancyStatus.PROVISIONING:
+                    tenancy_set_status(
+                        tenancy_id=tenancy.pk, to_status=TenancyStatus.VERIFYING,
+                        actor=order.prepared_by, reason="Prepared by hand by an operator",
+                    )
+                tenancy_set_status(
+                    tenancy_id=tenancy.pk, to_status=TenancyStatus.READY, actor=None,
+                    reason=f"SSH answered on {tenancy.host.name} (prepared by hand)",
+                    ready_at=now or timezone.now(),
+                )
+            Order.objects.filter(pk=order.pk).update(readiness_error="")
+            order_activate_if_verified(order_id=order.pk, now=now, reason=f"SSH answered on {hosts}")
             return Readiness.READY
         else:
             failures_text = "; ".join(str(failure) for failure in failures)
@@ -331,6 +320,54 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
                 lambda: tasks.order_readiness.apply_async(args=[order_id], countdown=delay)
             )
     return outcome
+
+
+def order_activate_if_verified(
+    *, order_id: int, now: datetime | None = None, reason: str = ""
+) -> Order | None:
+    """The intent rental.hosts calls when a tenancy is ready: once every tenancy of the order
+    is ready, the order is active and the rental clock starts now (never before), and the
+    customer is told after the commit. None when it is not yet (or no longer) the time."""
+    from .. import tasks
+
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.PROVISIONING:
+            return None
+        statuses = list(Tenancy.objects.filter(order=order).values_list("status", "host__name"))
+        if not statuses or any(status != TenancyStatus.READY for status, _name in statuses):
+            return None
+        now = now or timezone.now()
+        hosts = ", ".join(sorted(name for _status, name in statuses))
+        order = order_set_status(
+            order_id=order.pk,
+            to_status=OrderStatus.ACTIVE,
+            actor=None,
+            reason=reason or f"Access verified as the tenant on {hosts}",
+            starts_at=now,
+            ends_at=now + timedelta(days=order.duration_days),
+            readiness_error="",
+            provisioning_issue="",
+            provisioning_issue_detail="",
+        )
+        tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.READY)
+    return order
+
+
+def order_host_not_ready(*, order_id: int, detail: str) -> None:
+    """A host of the order could not be prepared or verified after the retries: the order
+    waits in the operators' queue with what failed (its cards stay allocated)."""
+    with transaction.atomic():
+        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        if order.status != OrderStatus.PROVISIONING:
+            return
+        Order.objects.filter(pk=order.pk).update(
+            provisioning_issue=ProvisioningIssue.READINESS,
+            provisioning_issue_detail=detail[:500],
+            readiness_error=detail[:500],
+            updated_at=timezone.now(),
+        )
+        _log_issue(order, "host not ready", detail)
 
 
 # ------------------------------------------------------------------------ hosts

@@ -150,6 +150,7 @@ def paid_order(catalogue, customer, credit, place_order, django_capture_on_commi
         Host.objects.filter(gpu_model=gpu_model).update(state=HostState.MAINTENANCE)
         for name, cards, ssh_host in hosts:
             Host.objects.create(
+                management="manual",
                 name=name, gpu_model=gpu_model, cards=cards, ssh_host=ssh_host, ssh_user="ubuntu"
             )
         credit(customer, "50000.00")

@@ -113,6 +113,7 @@ def test_the_hosts_page_runs_a_fixed_number_of_queries(operator_client, fill, ca
     with_one = count_queries(operator_client, url)
     for number in range(20):
         Host.objects.create(
+            management="manual",
             name=f"extra-{number}",
             gpu_model=catalogue["h200"],
             cards=8,

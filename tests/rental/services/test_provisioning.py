@@ -41,6 +41,7 @@ def only_hosts(catalogue):
         Host.objects.filter(gpu_model=gpu_model).delete()
         return [
             Host.objects.create(
+                management="manual",
                 name=f"{gpu_model.slug}-{number}",
                 gpu_model=gpu_model,
                 cards=count,
@@ -156,6 +157,7 @@ def test_parallel_paid_orders_never_get_the_same_card(catalogue, make_customer, 
     Host.objects.filter(gpu_model=b200).delete()
     for number, cards in enumerate((8, 6, 5, 4), start=1):  # 4 + 3 + 2 + 2 = 11 pairs
         Host.objects.create(
+            management="manual",
             name=f"race-{number}", gpu_model=b200, cards=cards, ssh_host="h", ssh_user="u"
         )
     orders = [place_order(make_customer(), b200, lots=1 + index % 2) for index in range(7)]
@@ -192,6 +194,7 @@ def provisioning_order(catalogue, customer, place_order, only_hosts):
         Host.objects.filter(gpu_model=h100).delete()
         for number, (host, port) in enumerate(endpoints, start=1):
             Host.objects.create(
+                management="manual",
                 name=f"node-{number}",
                 gpu_model=h100,
                 cards=1,

@@ -1,0 +1,225 @@
+"""From paid to active to erased on a real host: real accounts, real ssh logins, the worker's
+Ansible playbooks; only the cards are stand-ins (a device directory and nvidia-smi)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from rental import capacity
+from rental.hosts.models import Tenancy, TenancyStatus, TenancyStep
+from rental.models import CardAllocation, HostState, OrderStatus
+from rental.services.lifecycle import order_end, rentals_tick
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def lots_free(gpu_model) -> int:
+    return capacity.lots_available([gpu_model])[gpu_model.pk]
+
+
+def account_exists(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
+    register_host, paid_order, customer_key, ssh_as, catalogue
+):
+    host, machine = register_host(cards=2)
+    h100 = catalogue["h100"]
+    assert lots_free(h100) == 2
+    before = timezone.now()
+
+    order = paid_order(h100, lots=1)
+
+    # Active only once verified as the tenant; the rental clock starts there.
+    assert order.status == OrderStatus.ACTIVE
+    tenancy = Tenancy.objects.get(order=order)
+    assert tenancy.status == TenancyStatus.READY
+    assert order.starts_at >= tenancy.ready_at - timedelta(seconds=1) >= before
+    assert [card["index"] for card in tenancy.cards_verified] == tenancy.cards
+    assert account_exists(tenancy.account)
+
+    # The customer's own key logs in to its own account and sees exactly its card.
+    seen = ssh_as(machine, tenancy.account, customer_key, "nvidia-smi -L; echo CVD=$CUDA_VISIBLE_DEVICES")
+    assert seen.returncode == 0, seen.stderr
+    lines = [line for line in seen.stdout.splitlines() if line.startswith("GPU ")]
+    assert len(lines) == 1 and lines[0].startswith(f"GPU {tenancy.cards[0]}:")
+    uuid = machine.cards[tenancy.cards[0]]["uuid"]
+    assert f"CVD={uuid}" in seen.stdout
+    # The one-time verification key was removed: only the customer's key is authorized.
+    keys = (machine_home(tenancy) / ".ssh" / "authorized_keys").read_text().splitlines()
+    assert keys == [customer_key.with_suffix(".pub").read_text().strip()]
+
+    # It leaves a process and files behind.
+    left = ssh_as(
+        machine, tenancy.account, customer_key,
+        "nohup sleep 600 >/dev/null 2>&1 & echo secret > ~/results.txt; "
+        "echo secret > /tmp/tenant-left; echo secret > /dev/shm/tenant-left; "
+        "echo secret > /var/tmp/tenant-left; echo ok",
+    )  # fmt: skip
+    assert left.stdout.strip() == "ok"
+    uid = tenancy.account_uid
+    assert uid and processes_of(uid)
+    assert lots_free(h100) == 1
+
+    # The hard stop: the tick at the end tears it down, verified, before the card is free.
+    order_end_time = order.ends_at + timedelta(seconds=1)
+    report = rentals_tick(now=order_end_time)
+    assert report.ended == [order.pk]
+    tenancy.refresh_from_db()
+    assert tenancy.status == TenancyStatus.ERASED, tenancy.problem
+    assert tenancy.erased_at is not None
+    assert "verified: login refused" in tenancy.erasure_summary
+    assert "verified: no process" in tenancy.erasure_summary
+
+    refused = ssh_as(machine, tenancy.account, customer_key, "true")
+    assert refused.returncode == 255 and "Permission denied" in refused.stderr
+    assert not account_exists(tenancy.account)
+    assert not processes_of(uid)
+    for path in ("/tmp/tenant-left", "/dev/shm/tenant-left", "/var/tmp/tenant-left"):
+        assert not exists(path), path
+    assert not machine_home(tenancy).exists()
+    device = machine.device_path(tenancy.cards[0])
+    assert (device.stat().st_uid, device.stat().st_mode & 0o777) == (0, 0o600)
+    assert lots_free(h100) == 2
+    assert CardAllocation.objects.get(order=order).released_at is not None
+    steps = list(TenancyStep.objects.filter(tenancy=tenancy, phase="teardown"))
+    assert steps and all(step.finished_at for step in steps)
+    assert "was successfully reset" not in ""  # the reset is journaled:
+    assert any(step.name.startswith("The cards are reset") and step.outcome == "changed" for step in steps)
+
+
+def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_the_other(
+    register_host, paid_order, customer_key, ssh_as, catalogue, make_customer, tmp_path
+):
+    import subprocess
+
+    host, machine = register_host(cards=2)
+    h100 = catalogue["h100"]
+    other = make_customer()
+    other_key = tmp_path / "other_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other_key)], check=True)
+
+    first = paid_order(h100, lots=1)
+    second = paid_order(h100, lots=1, who=other, key=other_key)
+    one, two = Tenancy.objects.get(order=first), Tenancy.objects.get(order=second)
+    assert one.cards != two.cards
+    assert first.status == second.status == OrderStatus.ACTIVE
+
+    def cards_seen(tenancy, key):
+        result = ssh_as(machine, tenancy.account, key, "nvidia-smi --query-gpu=index --format=csv,noheader")
+        assert result.returncode == 0, result.stderr
+        return [int(line) for line in result.stdout.split()]
+
+    assert cards_seen(one, customer_key) == one.cards
+    assert cards_seen(two, other_key) == two.cards
+    # One customer's key does not open the other's account.
+    assert ssh_as(machine, two.account, customer_key, "true").returncode == 255
+    # The first writes a file; after its teardown the second, and the next tenant of that card,
+    # read nothing of it.
+    ssh_as(machine, one.account, customer_key, "echo private > /tmp/first-results")
+
+    order_end(order_id=first.pk, now=first.ends_at + timedelta(seconds=1))
+    one.refresh_from_db()
+    assert one.status == TenancyStatus.ERASED
+    assert not exists("/tmp/first-results")
+    assert cards_seen(two, other_key) == two.cards
+    two.refresh_from_db()
+    assert two.status == TenancyStatus.READY
+
+    third = paid_order(h100, lots=1)
+    three = Tenancy.objects.get(order=third)
+    assert three.cards == one.cards and three.account != one.account
+    listing = ssh_as(machine, three.account, customer_key, "ls -A ~ /tmp | grep -c first-results || true")
+    assert listing.stdout.strip() == "0"
+
+
+def test_an_unreachable_host_at_the_end_quarantines_the_cards_until_a_retry_finishes(
+    register_host, paid_order, catalogue, operator
+):
+    from rental.hosts.tenancy import tenancy_retry
+
+    host, machine = register_host(cards=1)
+    h100 = catalogue["h100"]
+    order = paid_order(h100)
+    tenancy = Tenancy.objects.get(order=order)
+    machine.stop()
+
+    order_end(order_id=order.pk, now=order.ends_at + timedelta(seconds=1))
+    tenancy.refresh_from_db()
+    assert tenancy.status == TenancyStatus.QUARANTINED
+    assert "unreachable" in tenancy.problem
+    assert lots_free(h100) == 0  # never sold while the tenant may still have it
+    assert CardAllocation.objects.get(order=order).released_at is None
+
+    machine.start()
+    tenancy_retry(tenancy_id=tenancy.pk, actor=operator)
+    tenancy.refresh_from_db()
+    assert tenancy.status == TenancyStatus.ERASED
+    assert lots_free(h100) == 1
+    assert not account_exists(tenancy.account)
+
+
+def test_a_changed_host_key_stops_all_work_on_that_host(register_host, paid_order, catalogue):
+    host, machine = register_host(cards=1)
+    machine.replace_host_key()
+
+    order = paid_order(catalogue["h100"])
+
+    host.refresh_from_db()
+    assert host.state == HostState.HOST_KEY_CHANGED
+    assert "Host key changed" in host.state_detail and "pinned SHA256:" in host.state_detail
+    tenancy = Tenancy.objects.get(order=order)
+    assert tenancy.status == TenancyStatus.PROVISIONING
+    assert not account_exists(tenancy.account)  # nothing ran there
+    assert order.status == OrderStatus.PROVISIONING
+    assert lots_free(catalogue["h100"]) == 0
+
+
+def test_an_early_end_because_the_host_failed_tears_down_and_takes_the_host_out_of_service(
+    register_host, paid_order, catalogue, operator, customer_key, ssh_as
+):
+    from payments.services.refunds import order_end_early_with_refund
+
+    host, machine = register_host(cards=2)
+    h100 = catalogue["h100"]
+    order = paid_order(h100)
+    tenancy = Tenancy.objects.get(order=order)
+
+    order_end_early_with_refund(
+        order_id=order.pk, actor=operator, reason="GPU fell off the bus", host_failed=True
+    )
+
+    tenancy.refresh_from_db()
+    host.refresh_from_db()
+    assert tenancy.status == TenancyStatus.ERASED
+    assert ssh_as(machine, tenancy.account, customer_key, "true").returncode == 255
+    assert host.state == HostState.OUT_OF_SERVICE
+    # Its cards are not sold again until a host check passes.
+    assert lots_free(h100) == 0
+
+
+def machine_home(tenancy):
+    from pathlib import Path
+
+    return Path(tenancy.account_home or f"/home/{tenancy.account}")
+
+
+def processes_of(uid: int) -> list[str]:
+    import subprocess
+
+    result = subprocess.run(["pgrep", "-u", str(uid)], capture_output=True, text=True)
+    return result.stdout.split()
+
+
+def exists(path: str) -> bool:
+    from pathlib import Path
+
+    return Path(path).exists()
