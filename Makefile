@@ -91,4 +91,7 @@ send-withdrawal: install
 	$(PY) manage.py send_withdrawal_local $(WITHDRAWAL) $(if $(UNITS),--units $(UNITS),)
 
 clean:
+	@# The demo hosts' accounts (grdemo-*) and their SSH servers, made by make run as root.
+	-[ "$$(id -u)" != 0 ] || [ ! -x $(PY) ] || $(PY) -c "from rental.hosts.localhost import remove_accounts; print('removed demo accounts:', remove_accounts('grdemo-'))"
+	-pkill -f "sshd -D -e -f $(CURDIR)/var/demo-hosts/" 2>/dev/null || true
 	rm -rf $(VENV) node_modules var .pytest_cache .hypothesis

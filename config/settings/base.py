@@ -359,7 +359,7 @@ HOSTS_RETRY_SECONDS = int(env("HOSTS_RETRY_SECONDS", "20"))
 # Host work has a queue of its own, so a slow or dead host never delays payment confirmation
 # (`make run` and production start a worker for it: Procfile.dev's hostworker).
 CELERY_TASK_ROUTES = {"rental.tasks.host_*": {"queue": "hosts"}}
-# The SSH port the demo hosts point at (scripts/demo-sshd listens there on 127.0.0.1).
+# The first SSH port of the demo hosts (manage.py demo_hosts listens from there on 127.0.0.1).
 DEMO_SSH_PORT = int(env("DEMO_SSH_PORT", "2222"))
 
 # Crypto payments. Networks and assets are in payments/networks.py; a network is enabled only

@@ -6,3 +6,10 @@ from .base import env_bool
 DEBUG = env_bool("DEBUG", True)
 # Webhooks may go to a receiver on this machine or the local network.
 WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", True)
+
+# make run's demo hosts (rental/management/commands/demo_hosts.py): real accounts on this
+# machine named grdemo-*, the administrative key made by the demo under var/.
+HOSTS_ACCOUNT_PREFIX = env("HOSTS_ACCOUNT_PREFIX", "grdemo-")  # noqa: F405
+HOSTS_ADMIN_KEY_FILE = env(  # noqa: F405
+    "HOSTS_ADMIN_KEY_FILE", str(VAR_DIR / "demo-hosts" / "admin-key" / "admin_ed25519")  # noqa: F405
+)

@@ -148,7 +148,7 @@ def run_playbook(
             "ansible_user": target.admin_user,
             "ansible_ssh_private_key_file": key_file,
             "ansible_ssh_common_args": _ssh_args(known_hosts),
-            "ansible_python_interpreter": "auto_silent",
+            "ansible_python_interpreter": "/usr/bin/python3",
             "known_hosts_file": str(known_hosts),
             **extravars,
         }

@@ -4,10 +4,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from rental.models import ComputePlatform, GpuModel, Host, HostState, LotPrice
+from rental.models import ComputePlatform, GpuModel, Host, HostManagement, HostState, LotPrice
 from rental.money import usd
 
-# Demo hosts all point at one SSH server on this machine (scripts/demo-sshd, started by
+# Demo hosts point at local SSH servers on this machine (manage.py demo_hosts, started by
 # `make run`), so the worker's readiness check has something real to talk to.
 DEMO_SSH_HOST = "127.0.0.1"
 DEMO_SSH_USER = "ubuntu"
@@ -131,6 +131,8 @@ class Command(BaseCommand):
                     "ssh_host": DEMO_SSH_HOST,
                     "ssh_port": settings.DEMO_SSH_PORT,
                     "ssh_user": DEMO_SSH_USER,
+                    # Prepared by hand until manage.py demo_hosts makes them worker-managed (as root).
+                    "management": HostManagement.MANUAL,
                     "state": HostState.AVAILABLE,
                 },
             )

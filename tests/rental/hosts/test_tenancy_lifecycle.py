@@ -223,3 +223,80 @@ def exists(path: str) -> bool:
     from pathlib import Path
 
     return Path(path).exists()
+
+
+def test_a_worker_killed_during_a_teardown_is_resumed_and_the_cards_are_never_free_meanwhile(
+    register_host, paid_order, catalogue, settings, customer_key, ssh_as
+):
+    """The teardown runs in a separate process (the hard stop queued by the tick, the task run
+    at once after the commit there); it is killed with SIGKILL in the middle of a step. The
+    next tick finds the work stalled (its lease ran out) and the next run finishes it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    host, machine = register_host(cards=1)
+    h100 = catalogue["h100"]
+    order = paid_order(h100)
+    tenancy = Tenancy.objects.get(order=order)
+    ssh_as(machine, tenancy.account, customer_key, "nohup sleep 600 >/dev/null 2>&1 & echo ok")
+
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "HOSTS_ADMIN_KEY_FILE": settings.HOSTS_ADMIN_KEY_FILE,
+        "HOSTS_ACCOUNT_PREFIX": settings.HOSTS_ACCOUNT_PREFIX,
+        "HOSTS_LEASE_SECONDS": "2",
+    }
+    end = (order.ends_at + timedelta(seconds=1)).isoformat()
+    code = (
+        "import django; django.setup();"
+        "from datetime import datetime;"
+        "from rental.services.lifecycle import order_end;"
+        f"order_end(order_id={order.pk}, now=datetime.fromisoformat({end!r}))"
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    interrupted_step = None
+    while time.monotonic() < deadline and worker.poll() is None:
+        step = TenancyStep.objects.filter(
+            tenancy=tenancy, phase="teardown", name="No process of the tenant runs",
+            finished_at__isnull=True,
+        ).first()  # fmt: skip
+        if step:
+            os.killpg(worker.pid, signal.SIGKILL)
+            interrupted_step = step
+            break
+        time.sleep(0.02)
+    worker.wait(timeout=30)
+    assert interrupted_step is not None, "the teardown was not caught in the middle"
+    assert worker.returncode == -signal.SIGKILL
+
+    # Killed mid-teardown: still revoking, the card out of stock, the account still there.
+    tenancy.refresh_from_db()
+    assert tenancy.status == TenancyStatus.REVOKING
+    assert lots_free(h100) == 0
+    assert CardAllocation.objects.get(order=order).released_at is None
+
+    # Its lease runs out; the tick queues the work again and the next run finishes it.
+    time.sleep(2.5)
+    settings.HOSTS_LEASE_SECONDS = 2
+    report = rentals_tick(now=timezone.now() + timedelta(seconds=10))
+    assert report.host_work_resumed == [tenancy.pk]
+    tenancy.refresh_from_db()
+    assert tenancy.status == TenancyStatus.ERASED, tenancy.problem
+    interrupted_step.refresh_from_db()
+    assert interrupted_step.outcome == "interrupted"
+    assert any("resumed after an interruption" in line for line in tenancy.erasure_summary)
+    assert not account_exists(tenancy.account)
+    assert ssh_as(machine, tenancy.account, customer_key, "true").returncode == 255
+    assert lots_free(h100) == 1
