@@ -127,6 +127,9 @@ class TenancyStatusChange(models.Model):
         verbose_name_plural = _("tenancy status changes")
         ordering = ("created_at", "pk")
 
+    def __str__(self) -> str:
+        return f"{self.tenancy_id}: {self.from_status or '∅'} → {self.to_status}"
+
 
 class TenancyStep(models.Model):
     """The journal: one row per step the worker ran on the host for a tenancy (an Ansible
@@ -147,3 +150,6 @@ class TenancyStep(models.Model):
         verbose_name = _("tenancy step")
         verbose_name_plural = _("tenancy steps")
         ordering = ("started_at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.tenancy_id} {self.phase}: {self.name} ({self.outcome or 'running'})"

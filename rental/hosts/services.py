@@ -9,6 +9,7 @@ check passes. Only a passing host check returns a worker-managed host to "availa
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -162,10 +163,8 @@ def host_key_changed(*, host_id: int, detail: str) -> Host:
     """A run met another host key than the pinned one: stop all work there, for an operator."""
     host = Host.objects.get(pk=host_id)
     offered = ""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         offered = engine.fingerprint(engine.fetch_host_key(host.ssh_host, host.ssh_port))
-    except (OSError, ValueError, IndexError):
-        pass
     pinned = engine.fingerprint(host.host_key) if host.host_key else "-"
     reason = (
         f"Host key changed: pinned {pinned}, offered {offered or 'unknown'}. "

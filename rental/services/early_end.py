@@ -12,10 +12,10 @@ from django.utils import timezone
 from accounts.models import User
 
 from ..exceptions import RentalError
-from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
-from ..refunds import EARLY_END_STATUSES, early_end_check
 from ..hosts.services import hosts_take_out_of_service
 from ..hosts.tenancy import tenancies_revoke
+from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
+from ..refunds import EARLY_END_STATUSES, early_end_check
 from .extensions import extensions_cancel_for_order
 
 
@@ -87,8 +87,11 @@ def order_end_early(
                 order=order, released_at__isnull=True
             ).values_list("host_id", flat=True)
             hosts_take_out_of_service(
-                host_ids=list(host_ids), actor=actor,
-                reason=f"Order {order.reference} ended early because this host failed: {reason}"[:500],
+                host_ids=list(host_ids),
+                actor=actor,
+                reason=f"Order {order.reference} ended early because this host failed: {reason}"[
+                    :500
+                ],
             )
         extensions_cancel_for_order(
             order_id=order.pk, reason="The order was ended early before it was paid", actor=actor

@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import User
 
 from ..exceptions import InvalidTransition
+from ..hosts.tenancy import tenancies_resume_stalled, tenancies_revoke
 from ..models import (
     REMINDER_HOURS,
     Order,
@@ -22,7 +23,6 @@ from ..models import (
     OrderStatus,
     OrderStatusChange,
 )
-from ..hosts.tenancy import tenancies_resume_stalled, tenancies_revoke
 from .events import order_ending_emit
 from .extensions import extensions_cancel_for_order, extensions_release_expired_holds
 from .intents import orders_release_expired_holds

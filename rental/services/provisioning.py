@@ -37,6 +37,8 @@ from ..exceptions import (
     SshKeyLocked,
     SshKeyMissing,
 )
+from ..hosts.models import Tenancy, TenancyStatus
+from ..hosts.tenancy import tenancies_open, tenancy_set_status
 from ..models import (
     CardAllocation,
     GpuModel,
@@ -48,8 +50,6 @@ from ..models import (
     ProvisioningIssue,
 )
 from ..readiness import Endpoint, ProbeFailure, backoff_seconds, probe_all
-from ..hosts.models import Tenancy, TenancyStatus
-from ..hosts.tenancy import tenancies_open, tenancy_set_status
 from .orders import order_set_status
 
 logger = logging.getLogger(__name__)
@@ -297,7 +297,9 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
                     ready_at=now or timezone.now(),
                 )
             Order.objects.filter(pk=order.pk).update(readiness_error="")
-            order_activate_if_verified(order_id=order.pk, now=now, reason=f"SSH answered on {hosts}")
+            order_activate_if_verified(
+                order_id=order.pk, now=now, reason=f"SSH answered on {hosts}"
+            )
             return Readiness.READY
         else:
             failures_text = "; ".join(str(failure) for failure in failures)

@@ -47,7 +47,9 @@ def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
     assert account_exists(tenancy.account)
 
     # The customer's own key logs in to its own account and sees exactly its card.
-    seen = ssh_as(machine, tenancy.account, customer_key, "nvidia-smi -L; echo CVD=$CUDA_VISIBLE_DEVICES")
+    seen = ssh_as(
+        machine, tenancy.account, customer_key, "nvidia-smi -L; echo CVD=$CUDA_VISIBLE_DEVICES"
+    )
     assert seen.returncode == 0, seen.stderr
     lines = [line for line in seen.stdout.splitlines() if line.startswith("GPU ")]
     assert len(lines) == 1 and lines[0].startswith(f"GPU {tenancy.cards[0]}:")
@@ -93,7 +95,9 @@ def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
     steps = list(TenancyStep.objects.filter(tenancy=tenancy, phase="teardown"))
     assert steps and all(step.finished_at for step in steps)
     assert "was successfully reset" not in ""  # the reset is journaled:
-    assert any(step.name.startswith("The cards are reset") and step.outcome == "changed" for step in steps)
+    assert any(
+        step.name.startswith("The cards are reset") and step.outcome == "changed" for step in steps
+    )
 
 
 def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_the_other(
@@ -105,7 +109,9 @@ def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_t
     h100 = catalogue["h100"]
     other = make_customer()
     other_key = tmp_path / "other_ed25519"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other_key)], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other_key)], check=True
+    )
 
     first = paid_order(h100, lots=1)
     second = paid_order(h100, lots=1, who=other, key=other_key)
@@ -114,7 +120,9 @@ def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_t
     assert first.status == second.status == OrderStatus.ACTIVE
 
     def cards_seen(tenancy, key):
-        result = ssh_as(machine, tenancy.account, key, "nvidia-smi --query-gpu=index --format=csv,noheader")
+        result = ssh_as(
+            machine, tenancy.account, key, "nvidia-smi --query-gpu=index --format=csv,noheader"
+        )
         assert result.returncode == 0, result.stderr
         return [int(line) for line in result.stdout.split()]
 
@@ -137,7 +145,9 @@ def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_t
     third = paid_order(h100, lots=1)
     three = Tenancy.objects.get(order=third)
     assert three.cards == one.cards and three.account != one.account
-    listing = ssh_as(machine, three.account, customer_key, "ls -A ~ /tmp | grep -c first-results || true")
+    listing = ssh_as(
+        machine, three.account, customer_key, "ls -A ~ /tmp | grep -c first-results || true"
+    )
     assert listing.stdout.strip() == "0"
 
 
