@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from rental.hosts import engine
 from rental.hosts.localhost import (
     SSHD,
     TEST_HOSTS_BASE,
@@ -39,6 +40,8 @@ from rental.hosts.localhost import (
     fake_cards,
     remove_accounts,
 )
+from rental.hosts.services import host_check, host_confirm_key, host_fetch_key
+from rental.models import Host, HostState
 
 SUDO = "/usr/bin/sudo"
 OWNER_FILE = "owner.pid"  # in TEST_HOSTS_BASE/<prefix>/: the pytest process that made it
@@ -178,3 +181,78 @@ def ssh_as(tmp_path) -> Callable[..., subprocess.CompletedProcess]:
         )
 
     return run
+
+
+# ------------------------------------------------------------------------ registered hosts
+
+
+@pytest.fixture
+def register_host(local_host, host_admin, catalogue, operator):
+    """register_host(cards=2, model="h100") -> (Host row, LocalHost): registered unchecked,
+    its key fetched and confirmed by the operator, then a passing host check made it
+    available."""
+
+    def register(cards: int = 2, model: str = "h100", name: str | None = None):
+        gpu_model = catalogue[model]
+        # Only the test's own hosts offer cards.
+        Host.objects.filter(gpu_model=gpu_model, name__startswith="demo-").delete()
+        machine = local_host(cards=cards)
+        host = Host.objects.create(
+            name=name or f"lh-{machine.port}",
+            gpu_model=gpu_model,
+            cards=cards,
+            ssh_host=machine.host,
+            ssh_port=machine.port,
+            ssh_user="unused",
+            management="worker",
+            admin_user=host_admin.user,
+            device_dir=str(machine.device_dir),
+            gpu_tool=machine.gpu_tool,
+            state=HostState.UNCHECKED,
+        )
+        host_fetch_key(host_id=host.pk)
+        host.refresh_from_db()
+        host_confirm_key(
+            host_id=host.pk,
+            actor=operator,
+            fingerprint=engine.fingerprint(machine.host_key_line),
+        )
+        outcome = host_check(host_id=host.pk, actor=operator, make_available=True)
+        assert outcome.passed, outcome.detail
+        host.refresh_from_db()
+        assert host.state == HostState.AVAILABLE
+        return host, machine
+
+    return register
+
+
+@pytest.fixture
+def customer_key(tmp_path) -> Path:
+    """A real key pair of the customer's: the private key file (the public one beside it)."""
+    path = tmp_path / "customer_ed25519"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "customer", "-f", str(path)],
+        check=True,
+        capture_output=True,
+    )
+    return path
+
+
+def run_page_command(
+    command: str, key: Path, machine: LocalHost, remote: str
+) -> subprocess.CompletedProcess:
+    """The `ssh -p PORT ACCOUNT@HOST` shown on an order page, run with the customer's key."""
+    import shlex
+
+    known_hosts = key.with_name(f"known_hosts-{machine.port}")
+    known_hosts.write_text(machine.known_hosts_line + "\n")
+    argv = shlex.split(command)
+    assert argv[0] == "ssh", command
+    options = [
+        "-i", str(key), "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes",
+        "-o", "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={known_hosts}",
+        "-o", "GlobalKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5", "-F", "/dev/null",
+    ]  # fmt: skip
+    return subprocess.run(
+        ["ssh", *options, *argv[1:], remote], capture_output=True, text=True, timeout=30
+    )
