@@ -55,6 +55,8 @@ class KitToken(models.Model):
 class ReportSource(models.TextChoices):
     TOKEN = "token", _("Sent by diagnose.py")
     PAGE = "page", _("Uploaded on the order page")
+    # Run by the worker as the tenant when it verified the host (rental.hosts.handover).
+    WORKER = "worker", _("Handover check by our worker")
 
 
 class DiagnosticsReport(models.Model):

@@ -1,13 +1,24 @@
 """Reads of the rental domain shared by views and other apps."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, FilteredRelation, Prefetch, Q, QuerySet
 
 from accounts.models import User
 
 from . import capacity
-from .models import CardAllocation, GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange
+from .hosts.models import WORKING_STATUSES, TenancyStatus
+from .models import (
+    CardAllocation,
+    GpuModel,
+    HostManagement,
+    LotPrice,
+    Order,
+    OrderStatus,
+    OrderStatusChange,
+    Preparation,
+)
 from .readiness import host_port
 
 
@@ -43,15 +54,36 @@ def customer_order(*, customer: User, order_id: int) -> Order:
     )
 
 
+# What the customer is told of the preparation on one host (HostAccess.preparation_source).
+PREPARED_NOTHING_MORE = "nothing_more"  # Ubuntu: nothing installed beyond the host's system
+PREPARED_BY_STEPS = "steps"  # PyTorch/Blender: the worker ran the steps defined for it
+PREPARED_BY_OPERATORS = "operators"  # by hand: a host prepared by hand, or no steps defined
+PREPARED_CUSTOM = "custom"  # Custom: our operators' step, as the customer described it
+
+
 @dataclass(frozen=True, slots=True)
 class HostAccess:
-    """How the customer reaches one host of the order, and which of its cards are theirs."""
+    """How the customer reaches one host of the order, which of its cards are theirs, and
+    where that host's access stands (its tenancy, rental.hosts.models.Tenancy).
+
+    `ssh_user` is the tenant's own account on a worker-managed host, the host's shared
+    `ssh_user` on a host operators prepare by hand. `state` is the tenancy's status; empty for
+    cards allocated before tenancies existed (nothing is known, nothing is claimed)."""
 
     host_name: str
     ssh_host: str
     ssh_port: int
     ssh_user: str
     cards: tuple[int, ...]  # card numbers on that host, from 1
+    state: str = ""
+    worker_managed: bool = False
+    preparation_source: str = ""
+    waits_for_operator: bool = False  # the worker waits for an operator's preparation step
+    cards_verified: tuple[int, ...] = ()  # the cards the tenant saw when we logged in as it
+    ready_at: datetime | None = None
+    revoke_started_at: datetime | None = None
+    erased_at: datetime | None = None  # verified (worker) or confirmed item by item (by hand)
+    changed_at: datetime | None = None  # the tenancy's last change (status_version)
 
     @property
     def ssh_endpoint(self) -> str:
@@ -62,22 +94,114 @@ class HostAccess:
         port = "" if self.ssh_port == 22 else f"-p {self.ssh_port} "
         return f"ssh {port}{self.ssh_user}@{self.ssh_host}"
 
+    @property
+    def state_label(self) -> str:
+        return TenancyStatus(self.state).label if self.state else ""
+
+    @property
+    def is_working(self) -> bool:
+        """The worker is doing something on the host now (the page keeps asking)."""
+        return self.worker_managed and self.state in WORKING_STATUSES
+
+
+def _preparation_source(order: Order, *, preparation_applied: bool, worker: bool) -> str:
+    """Who prepared what on the host: the worker installs nothing for Ubuntu and runs the
+    steps defined for PyTorch and Blender (`preparation_applied`); operators do the rest by
+    hand (Custom, a preparation without steps, every host prepared by hand)."""
+    if order.preparation == Preparation.CUSTOM:
+        return PREPARED_CUSTOM
+    if not worker:
+        return PREPARED_BY_OPERATORS
+    if order.preparation == Preparation.UBUNTU:
+        return PREPARED_NOTHING_MORE
+    if preparation_applied:
+        return PREPARED_BY_STEPS
+    return PREPARED_BY_OPERATORS
+
+
+# A card allocation's host's tenancy for the same order (one per order and host).
+_TENANCY_FIELDS = {
+    "t_status": "status",
+    "t_account": "account",
+    "t_preparation_applied": "preparation_applied",
+    "t_operator_step": "operator_step",
+    "t_cards_verified": "cards_verified",
+    "t_ready_at": "ready_at",
+    "t_revoke_started_at": "revoke_started_at",
+    "t_erased_at": "erased_at",
+    "t_updated_at": "updated_at",
+}
+
+
+def _verified_cards(cards_verified) -> tuple[int, ...]:
+    return tuple(
+        sorted(
+            card["index"] + 1
+            for card in cards_verified or []
+            if isinstance(card, dict) and isinstance(card.get("index"), int)
+        )
+    )
+
+
+def _host_access(order: Order, cards: list[CardAllocation]) -> HostAccess:
+    first = cards[0]
+    host = first.host
+    numbers = tuple(card.card_index + 1 for card in cards)
+    if first.t_status is None:  # cards allocated before tenancies existed: nothing is known
+        return HostAccess(
+            host_name=host.name,
+            ssh_host=host.ssh_host,
+            ssh_port=host.ssh_port,
+            ssh_user=host.ssh_user,
+            cards=numbers,
+        )
+    worker = host.management == HostManagement.WORKER
+    return HostAccess(
+        host_name=host.name,
+        ssh_host=host.ssh_host,
+        ssh_port=host.ssh_port,
+        ssh_user=first.t_account if worker else host.ssh_user,
+        cards=numbers,
+        state=first.t_status,
+        worker_managed=worker,
+        preparation_source=_preparation_source(
+            order, preparation_applied=first.t_preparation_applied, worker=worker
+        ),
+        waits_for_operator=worker and first.t_operator_step,
+        cards_verified=_verified_cards(first.t_cards_verified),
+        ready_at=first.t_ready_at,
+        revoke_started_at=first.t_revoke_started_at,
+        erased_at=first.t_erased_at,
+        changed_at=first.t_updated_at,
+    )
+
 
 def order_access(order: Order) -> list[HostAccess]:
-    """Per host of the order's cards (live, or those it had once ended), by host name."""
-    by_host: dict[int, list[CardAllocation]] = {}
-    allocations = CardAllocation.objects.filter(order=order).select_related("host")
+    """Per host of the order's cards (live, or every one it had once ended), by host name,
+    with the host's access state from its tenancy: the one read the order page, its status
+    polling, the emails, the API, the webhooks and the operators' page share. One query,
+    whatever the number of hosts and cards."""
+    allocations = (
+        CardAllocation.objects.filter(order=order)
+        .annotate(
+            tenancy=FilteredRelation(
+                "host__tenancies", condition=Q(host__tenancies__order=F("order"))
+            ),
+            **{name: F(f"tenancy__{field}") for name, field in _TENANCY_FIELDS.items()},
+        )
+        .select_related("host")
+    )
     if order.status != OrderStatus.ENDED:
         allocations = allocations.filter(released_at__isnull=True)
+    by_host: dict[int, list[CardAllocation]] = {}
     for allocation in allocations.order_by("host__name", "card_index"):
         by_host.setdefault(allocation.host_id, []).append(allocation)
-    return [
-        HostAccess(
-            host_name=cards[0].host.name,
-            ssh_host=cards[0].host.ssh_host,
-            ssh_port=cards[0].host.ssh_port,
-            ssh_user=cards[0].host.ssh_user,
-            cards=tuple(card.card_index + 1 for card in cards),
-        )
-        for cards in by_host.values()
-    ]
+    return [_host_access(order, cards) for cards in by_host.values()]
+
+
+def access_version(access: list[HostAccess]) -> str:
+    """Changes whenever a host's access changes (status, or anything else of its tenancy)."""
+    return ",".join(
+        f"{host.state}@{host.changed_at.timestamp():.6f}" if host.changed_at else host.state
+        for host in access
+    )

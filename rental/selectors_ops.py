@@ -1,4 +1,5 @@
-"""Reads for the operators' pages: hosts and their cards, the provisioning queue, one order.
+"""Reads for the operators' pages: hosts and their cards, the fleet card by card, the
+provisioning and teardown queues, one order.
 
 Every read runs a fixed number of queries whatever the number of rows.
 """
@@ -7,13 +8,21 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import models
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from accounts.ssh_keys import stored_ssh_key
 
+from .hosts import engine
+from .hosts.models import Tenancy, TenancyStatus, TenancyStep
 from .models import (
+    HOST_TRANSITIONS,
     CardAllocation,
     Host,
+    HostState,
+    HostStateChange,
     Order,
     OrderStatus,
     OrderStatusChange,
@@ -42,6 +51,271 @@ def ops_hosts() -> list[Host]:
 def ops_host(*, host_id: int) -> Host:
     """One host; a missing id raises Host.DoesNotExist."""
     return Host.objects.select_related("gpu_model").get(pk=host_id)
+
+
+# A worker-managed host in these states is made available by a passing host check (a
+# registration, a return after repair); an available or draining one keeps its state.
+RETURNED_BY_CHECK = frozenset(
+    {HostState.UNCHECKED, HostState.OUT_OF_SERVICE, HostState.MAINTENANCE}
+)
+HOST_HISTORY_LENGTH = 10
+
+
+def key_fingerprint(host_key: str) -> str:
+    """SHA256:... of a stored host key; "" when there is none or it cannot be read."""
+    if not host_key:
+        return ""
+    try:
+        return engine.fingerprint(host_key)
+    except (ValueError, IndexError):  # binascii.Error is a ValueError
+        return ""
+
+
+def host_check_refusal(host: Host) -> str:
+    """Why the worker cannot run the host check now ("" when it can): the same rules as
+    rental.hosts.services.host_check, told before the check is queued."""
+    if not host.worker_managed:
+        return gettext("The worker cannot check a host that operators prepare by hand.")
+    if not host.admin_user:
+        return gettext("Give the host an administrative user first.")
+    if host.state == HostState.HOST_KEY_CHANGED:
+        return gettext("The host key changed: confirm a key first.")
+    if not host.host_key:
+        return gettext("Confirm the host key first.")
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class OpsHostDetail:
+    host: Host
+    orders: list[Order]
+    state_changes: list[HostStateChange]  # the last HOST_HISTORY_LENGTH, newest first
+
+    @property
+    def offered_fingerprint(self) -> str:
+        return key_fingerprint(self.host.host_key_offered)
+
+    @property
+    def pinned_fingerprint(self) -> str:
+        return key_fingerprint(self.host.host_key)
+
+    @property
+    def can_fetch_key(self) -> bool:
+        return self.host.worker_managed
+
+    @property
+    def can_confirm_key(self) -> bool:
+        """A key was offered that is not the pinned one (a new host, a changed key)."""
+        host = self.host
+        return (
+            host.worker_managed
+            and bool(host.host_key_offered)
+            and (host.host_key_offered != host.host_key or host.state == HostState.HOST_KEY_CHANGED)
+        )
+
+    @property
+    def check_refusal(self) -> str:
+        return host_check_refusal(self.host)
+
+    @property
+    def check_makes_available(self) -> bool:
+        return self.host.state in RETURNED_BY_CHECK
+
+    @property
+    def can_drain(self) -> bool:
+        return HostState.DRAINING in HOST_TRANSITIONS[self.host.state]
+
+    @property
+    def can_set_maintenance(self) -> bool:
+        return HostState.MAINTENANCE in HOST_TRANSITIONS[self.host.state]
+
+    @property
+    def can_return(self) -> bool:
+        """Hosts prepared by hand return on an operator's word; worker-managed ones only
+        through a passing host check."""
+        return (
+            not self.host.worker_managed
+            and HostState.AVAILABLE in HOST_TRANSITIONS[self.host.state]
+        )
+
+
+def ops_host_detail(*, host_id: int) -> OpsHostDetail:
+    """The host with its model, the orders holding its cards and its last state changes
+    (three queries); a missing id raises Host.DoesNotExist."""
+    host = ops_host(host_id=host_id)
+    changes = list(
+        HostStateChange.objects.filter(host=host)
+        .select_related("actor")
+        .order_by("-created_at", "-pk")[:HOST_HISTORY_LENGTH]
+    )
+    return OpsHostDetail(host=host, orders=host_orders(host_id=host_id), state_changes=changes)
+
+
+# ------------------------------------------------------------------------------ fleet
+
+
+class CardState(models.TextChoices):
+    FREE = "free", _("Free")
+    ALLOCATED = "allocated", _("Allocated")
+    REVOKING = "revoking", _("Being revoked")
+    QUARANTINED = "quarantined", _("Quarantined")
+    # Not allocated, and its host sells no card now (not checked, draining, maintenance...).
+    UNAVAILABLE = "unavailable", _("Not for sale")
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCard:
+    index: int  # as the vendor tool numbers the host's cards, from 0
+    state: str  # a CardState
+    allocation: CardAllocation | None
+    tenancy: Tenancy | None
+
+    @property
+    def state_label(self) -> str:
+        return CardState(self.state).label
+
+    @property
+    def order(self) -> Order | None:
+        return self.allocation.order if self.allocation else None
+
+
+@dataclass(frozen=True, slots=True)
+class FleetHost:
+    host: Host
+    cards: list[FleetCard]
+
+
+@dataclass(frozen=True, slots=True)
+class StateCount:
+    state: str
+    label: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    hosts: list[FleetHost]
+    card_counts: list[StateCount]
+    host_counts: list[StateCount]
+
+    @property
+    def total_cards(self) -> int:
+        return sum(count.count for count in self.card_counts)
+
+
+def _card_state(host: Host, allocation: CardAllocation | None, tenancy: Tenancy | None) -> str:
+    if allocation is None:
+        return CardState.FREE if host.state == HostState.AVAILABLE else CardState.UNAVAILABLE
+    if tenancy is not None and tenancy.status == TenancyStatus.REVOKING:
+        return CardState.REVOKING
+    if tenancy is not None and tenancy.status == TenancyStatus.QUARANTINED:
+        return CardState.QUARANTINED
+    return CardState.ALLOCATED
+
+
+def fleet() -> Fleet:
+    """Every host card by card: free, allocated (its order and tenancy), being revoked,
+    quarantined, or not for sale with its host's state; counts per state. Three queries:
+    the hosts with their models, the live allocations with their orders, the tenancies not
+    erased."""
+    live = CardAllocation.objects.filter(released_at__isnull=True).select_related("order")
+    open_tenancies = Tenancy.objects.exclude(status=TenancyStatus.ERASED).order_by("pk")
+    hosts = (
+        Host.objects.select_related("gpu_model")
+        .prefetch_related(
+            Prefetch("allocations", queryset=live, to_attr="live_allocations"),
+            Prefetch("tenancies", queryset=open_tenancies, to_attr="open_tenancies"),
+        )
+        .order_by("name", "pk")
+    )
+    rows = []
+    for host in hosts:
+        by_index = {allocation.card_index: allocation for allocation in host.live_allocations}
+        by_order = {tenancy.order_id: tenancy for tenancy in host.open_tenancies}
+        cards = []
+        for index in range(max(host.cards, max(by_index, default=-1) + 1)):
+            allocation = by_index.get(index)
+            tenancy = by_order.get(allocation.order_id) if allocation else None
+            cards.append(
+                FleetCard(index, _card_state(host, allocation, tenancy), allocation, tenancy)
+            )
+        rows.append(FleetHost(host=host, cards=cards))
+    card_counts = Counter(card.state for row in rows for card in row.cards)
+    host_counts = Counter(row.host.state for row in rows)
+    return Fleet(
+        hosts=rows,
+        card_counts=[StateCount(s.value, s.label, card_counts[s.value]) for s in CardState],
+        host_counts=[StateCount(s.value, s.label, host_counts[s.value]) for s in HostState],
+    )
+
+
+# ------------------------------------------------------------------- teardown queue
+
+LAST_STEPS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class TeardownQueue:
+    # Teardown failed or the host did not answer: cards out of stock until a retry or a
+    # confirmed manual teardown.
+    quarantined: list[Tenancy]
+    # Being revoked: by the worker, or waiting for an operator's teardown (hosts by hand).
+    revoking: list[Tenancy]
+    # Provisioned: waiting for an operator's preparation step before verification.
+    operator_steps: list[Tenancy]
+    # Provisioning or verification failed: the worker stopped retrying or is between tries.
+    provisioning_problems: list[Tenancy]
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.quarantined or self.revoking or self.operator_steps or self.provisioning_problems
+        )
+
+
+def teardown_queue() -> TeardownQueue:
+    """The tenancies in front of operators, each with its host, order, customer and last
+    journal steps (two queries)."""
+    recent = TenancyStep.objects.order_by("-started_at", "-pk")
+    rows = (
+        Tenancy.objects.filter(
+            Q(status__in=(TenancyStatus.REVOKING, TenancyStatus.QUARANTINED))
+            | Q(status=TenancyStatus.PROVISIONING, operator_step=True)
+            | (Q(status__in=(TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING)) & ~Q(problem=""))
+        )
+        .select_related("host", "order", "order__customer")
+        .prefetch_related(Prefetch("steps", queryset=recent[:LAST_STEPS], to_attr="recent_steps"))
+        .order_by("updated_at", "pk")
+    )
+    queue = TeardownQueue([], [], [], [])
+    for tenancy in rows:
+        tenancy.recent_steps.reverse()  # oldest first, as the journal reads
+        if tenancy.status == TenancyStatus.QUARANTINED:
+            queue.quarantined.append(tenancy)
+        elif tenancy.status == TenancyStatus.REVOKING:
+            queue.revoking.append(tenancy)
+        elif tenancy.operator_step and tenancy.status == TenancyStatus.PROVISIONING:
+            queue.operator_steps.append(tenancy)
+        else:
+            queue.provisioning_problems.append(tenancy)
+    return queue
+
+
+def ops_tenancy(*, tenancy_id: int) -> Tenancy:
+    """One tenancy with its host; a missing id raises Tenancy.DoesNotExist."""
+    return Tenancy.objects.select_related("host").get(pk=tenancy_id)
+
+
+def in_teardown_queue(tenancy: Tenancy) -> bool:
+    """Whether the tenancy is listed in the operators' teardown queue."""
+    return (
+        tenancy.status in (TenancyStatus.REVOKING, TenancyStatus.QUARANTINED)
+        or (tenancy.status == TenancyStatus.PROVISIONING and tenancy.operator_step)
+        or (
+            tenancy.status in (TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING)
+            and bool(tenancy.problem)
+        )
+    )
 
 
 def host_orders(*, host_id: int) -> list[Order]:
@@ -147,6 +421,9 @@ class OpsOrderDetail:
     ssh_key_fingerprint: str
     status_changes: list[OrderStatusChange]
     issue_events: list[ProvisioningIssueEvent]
+    # Its access host by host, each with its whole journal (`journal`) and whether it is in
+    # the teardown queue (`needs_operator`).
+    tenancies: list[Tenancy]
 
     @property
     def history(self) -> list[OrderStatusChange | ProvisioningIssueEvent]:
@@ -185,8 +462,13 @@ class OpsOrderDetail:
 
 
 def ops_order(*, order_id: int) -> OpsOrderDetail:
-    """The order with its customer, who prepared it, its cards per host and its timeline of
-    status changes and issue events (four queries); a missing id raises Order.DoesNotExist."""
+    """The order with its customer, who prepared it, its cards per host, its timeline of
+    status changes and issue events, and its tenancies with their journals (six queries); a
+    missing id raises Order.DoesNotExist."""
+    journal = TenancyStep.objects.order_by("started_at", "pk")
+    tenancies = Tenancy.objects.select_related("host", "erased_by").prefetch_related(
+        Prefetch("steps", queryset=journal, to_attr="journal")
+    )
     order = (
         Order.objects.select_related("customer", "prepared_by")
         .prefetch_related(
@@ -202,13 +484,18 @@ def ops_order(*, order_id: int) -> OpsOrderDetail:
                     "created_at", "pk"
                 ),
             ),
+            Prefetch("tenancies", queryset=tenancies.order_by("host__name", "pk")),
         )
         .get(pk=order_id)
     )
+    order_tenancies = list(order.tenancies.all())
+    for tenancy in order_tenancies:
+        tenancy.needs_operator = in_teardown_queue(tenancy)
     return OpsOrderDetail(
         order=order,
         access=order_access(order),
         ssh_key_fingerprint=getattr(stored_ssh_key(order.ssh_public_key), "fingerprint", ""),
         status_changes=list(order.status_changes.all()),
         issue_events=list(order.issue_events.all()),
+        tenancies=order_tenancies,
     )

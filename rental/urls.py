@@ -15,11 +15,19 @@ urlpatterns = [
     path("account/orders/<int:order_id>/ssh-key/", customer.order_ssh_key, name="order_ssh_key"),
     path("account/orders/<int:order_id>/status/", customer.order_status, name="order_status"),
     path("account/orders/<int:order_id>/extend/", extensions.order_extend, name="order_extend"),
-    # Operators (group "operators"): inventory and provisioning.
+    # Operators (group "operators"): inventory, provisioning and teardown.
     path("ops/hosts/", ops.host_list, name="ops_hosts"),
     path("ops/hosts/new/", ops.host_create, name="ops_host_create"),
     path("ops/hosts/<int:host_id>/", ops.host_edit, name="ops_host"),
+    path("ops/hosts/<int:host_id>/<slug:action>/", ops.host_action, name="ops_host_action"),
+    path("ops/fleet/", ops.fleet, name="ops_fleet"),
     path("ops/provisioning/", ops.provisioning_queue, name="ops_provisioning"),
+    path("ops/teardown/", ops.teardown_queue, name="ops_teardown"),
+    path(
+        "ops/tenancies/<int:tenancy_id>/<slug:action>/",
+        ops.tenancy_action,
+        name="ops_tenancy_action",
+    ),
     path("ops/orders/<int:order_id>/", ops.order_detail, name="ops_order"),
     path("ops/orders/<int:order_id>/<slug:action>/", ops.order_action, name="ops_order_action"),
 ]

@@ -149,6 +149,27 @@ def lots_available(gpu_model: GpuModel) -> int:
     return capacity.lots_available([gpu_model])[gpu_model.pk]
 
 
+def confirm_teardown(order, operator: User) -> list:
+    """At the end of an order, its cards stay out of stock until the teardown is verified: on
+    each host prepared by hand, an operator confirms every item of the checklist
+    (rental.hosts.tenancy.tenancy_confirm_teardown); only then are the cards back in stock.
+    Returns the tenancies, erased."""
+    from rental.hosts.models import Tenancy, TenancyStatus
+    from rental.hosts.tenancy import MANUAL_TEARDOWN_CHECKLIST, tenancy_confirm_teardown
+
+    revoking = list(
+        Tenancy.objects.filter(order=order, status=TenancyStatus.REVOKING).order_by("pk")
+    )
+    assert revoking, f"no host access of order {order.pk} is being revoked"
+    confirmed = {key for key, _label in MANUAL_TEARDOWN_CHECKLIST}
+    erased = [
+        tenancy_confirm_teardown(tenancy_id=tenancy.pk, actor=operator, confirmed=confirmed)
+        for tenancy in revoking
+    ]
+    assert all(tenancy.status == TenancyStatus.ERASED for tenancy in erased)
+    return erased
+
+
 def set_stock(gpu_model: GpuModel, lots: int) -> list[Host]:
     """Replace the model's hosts (none may have rented cards) by hosts with room for `lots`
     lots: as many full hosts of 64 cards as needed, the rest on one more host."""

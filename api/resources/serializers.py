@@ -100,12 +100,34 @@ class DecisionRequest(serializers.Serializer):
 
 
 class HostAccessSerializer(serializers.Serializer):
+    """One host of the order as its page shows it (rental.selectors.order_access)."""
+
     host_name = serializers.CharField()
     ssh_host = serializers.CharField()
     ssh_port = serializers.IntegerField()
-    ssh_user = serializers.CharField()
+    ssh_user = serializers.CharField(
+        help_text="The order's own account on a host the worker prepares; the host's shared "
+        "user on a host operators prepare by hand."
+    )
     cards = serializers.ListField(child=serializers.IntegerField(), help_text="From 1.")
     ssh_command = serializers.CharField()
+    state = serializers.CharField(
+        help_text="This host's access: provisioning, verifying, ready, revoking, erased or "
+        "quarantined (the removal not confirmed yet: the cards stay out of service); empty "
+        "for cards allocated before access was followed per host."
+    )
+    ready_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the access was checked ready."
+    )
+    cards_verified = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="The cards (from 1) seen when the worker logged in as the order's account.",
+    )
+    revoke_started_at = serializers.DateTimeField(allow_null=True)
+    erased_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When the revocation and erasure were verified; null until then.",
+    )
 
 
 class TimelineEntrySerializer(serializers.Serializer):

@@ -5,8 +5,10 @@ Nothing is stored unless everything holds: the size, the schema (pilot.report), 
 report names, the token (live, of this order, before the rental's end) and the order's limit of
 reports. The handover comparison is recomputed here from the order (pilot.handover): the report
 says what the machine saw, the order says what was rented. A difference (fewer cards, another
-model, less memory, another platform) puts the active order in the operators' queue; once the
-latest report of every host it was seen on matches the order again, it leaves the queue.
+model, less memory, another platform), or no GPU tool at all on the machine (the kit tells the
+customer to upload such a report so that the operators correct the handover), puts the active
+order in the operators' queue; once the latest report of every host it was seen on matches the
+order again, it leaves the queue.
 """
 
 from django.db import transaction
@@ -20,6 +22,7 @@ from rental.models import Order
 from rental.services.handover import order_clear_handover_problem, order_report_handover_problem
 
 from ..exceptions import (
+    PilotError,
     ReportOfAnotherOrder,
     ReportsClosed,
     ReportTooLarge,
@@ -30,17 +33,19 @@ from ..models import DiagnosticsReport, KitToken, ReportSource
 from .tokens import kit_token_check, reports_open
 
 MAX_REPORTS_PER_ORDER = 100
-# What differs between the order and the machine (pilot.handover's problem names); the other
-# one, "no_vendor_tool", means nothing could be compared.
+NO_VENDOR_TOOL = handover_rules.NO_VENDOR_TOOL
+# What the operators must look at (pilot.handover's problem names): the machine differs from
+# the order, or no GPU tool answered on it at all (no nvidia-smi, amd-smi or rocm-smi: the
+# driver is missing or hidden, and the cards could not even be compared).
 HANDOVER_PROBLEMS = frozenset(
     {
+        NO_VENDOR_TOOL,
         handover_rules.FEWER_CARDS,
         handover_rules.OTHER_MODEL,
         handover_rules.LESS_MEMORY,
         handover_rules.OTHER_PLATFORM,
     }
 )
-NO_VENDOR_TOOL = handover_rules.NO_VENDOR_TOOL
 
 
 def max_report_bytes() -> int:
@@ -62,12 +67,29 @@ def report_upload_by_customer(*, order_id: int, customer: User, raw: bytes) -> D
     return report_store(order=order, raw=raw, uploaded_by=customer)
 
 
+def report_store_from_worker(*, order_id: int, host_name: str, raw: bytes) -> None:
+    """The kit's report of the worker's handover check (rental.hosts.handover.receive): stored
+    like any other and compared with the order. A report that cannot be stored is logged, never
+    raised: the host's own verification already passed."""
+    import logging
+
+    order = Order.objects.get(pk=order_id)
+    try:
+        report_store(order=order, raw=raw, source=ReportSource.WORKER)
+    except (PilotError, report_schema.ReportRejected) as error:
+        logging.getLogger(__name__).warning(
+            "order %s: the handover report from %s was not stored: %s",
+            order.reference, host_name, error,
+        )  # fmt: skip
+
+
 def report_store(
     *,
     order: Order,
     raw: bytes,
     token: str | None = None,
     uploaded_by: User | None = None,
+    source: str | None = None,
 ) -> DiagnosticsReport:
     """Validate and store one report for `order` (with the kit's `token`, or uploaded on the
     page by `uploaded_by`), then raise or clear the order's handover problem.
@@ -99,7 +121,7 @@ def report_store(
         first_error = parsed.first_error
         report = DiagnosticsReport.objects.create(
             order=order,
-            source=ReportSource.TOKEN if kit_token else ReportSource.PAGE,
+            source=source or (ReportSource.TOKEN if kit_token else ReportSource.PAGE),
             token=kit_token,
             uploaded_by=uploaded_by,
             document=document,
@@ -158,9 +180,9 @@ def _comparison(order: Order, document: dict) -> dict | None:
 
 
 def _follow_handover(order: Order, report: DiagnosticsReport) -> None:
-    """Raise the order's handover problem on a report that differs from it; close it once the
-    latest compared report of every host matches the order. A report that compared nothing
-    (no vendor tool, no driver step) changes nothing."""
+    """Raise the order's handover problem on a report that differs from it or found no GPU
+    tool; close it once the latest compared report of every host matches the order. A report
+    whose driver step never ran changes nothing."""
     if report.handover_problem:
         order_report_handover_problem(order_id=order.pk, detail=problem_detail(report))
     elif report.handover is not None and not report.problems and not _hosts_with_problems(order):
@@ -171,17 +193,15 @@ def _follow_handover(order: Order, report: DiagnosticsReport) -> None:
 
 
 def _hosts_with_problems(order: Order) -> list[str]:
-    """The hosts whose latest compared report differs from the order."""
+    """The hosts whose latest compared report differs from the order or found no GPU tool."""
     latest: dict[str, bool] = {}
     rows = (
         DiagnosticsReport.objects.filter(order=order, handover__isnull=False)
         .order_by("uploaded_at", "pk")
-        .values_list("handover", "handover_problem")
+        .values_list("handover", "problems")
     )
-    for handover, problem in rows:
-        if NO_VENDOR_TOOL in (handover.get("problems") or []):
-            continue
-        latest[handover.get("host") or ""] = problem
+    for handover, problems in rows:
+        latest[handover.get("host") or ""] = bool(HANDOVER_PROBLEMS.intersection(problems or []))
     return [host for host, problem in latest.items() if problem]
 
 
@@ -192,7 +212,17 @@ def problem_detail(report: DiagnosticsReport) -> str:
     where = comparison.get("host") or "no allocated host"
     parts = []
     for problem in comparison.get("problems", []):
-        if problem == "fewer_cards":
+        if problem == NO_VENDOR_TOOL:
+            on = (
+                f"host {comparison['host']}"
+                if comparison.get("host")
+                else f"machine {report.hostname or '?'}"
+            )
+            parts.append(
+                f"the diagnostics kit found no GPU tool on {on} (no nvidia-smi, amd-smi or "
+                "rocm-smi answered: a missing driver or PATH); the cards could not be compared"
+            )
+        elif problem == "fewer_cards":
             parts.append(
                 f"fewer cards ({seen.get('cards')} seen, {expected.get('cards')} rented "
                 "on this host)"

@@ -22,7 +22,9 @@ per host (the host's lease); no row lock is held while a host is being talked to
 
 from __future__ import annotations
 
+import base64
 import enum
+import json
 import logging
 import shutil
 import tempfile
@@ -45,7 +47,7 @@ from ..models import (
     Order,
     Preparation,
 )
-from . import engine
+from . import engine, handover
 from .models import (
     TENANCY_TRANSITIONS,
     Tenancy,
@@ -275,7 +277,6 @@ def _common_vars(tenancy: Tenancy) -> dict:
     tool = default_gpu_tool(host)
     return {
         "tenant": tenancy.account,
-        "tenant_uid": tenancy.account_uid if tenancy.account_uid is not None else "",
         "tenant_home": tenancy.account_home or f"/home/{tenancy.account}",
         "cards": _card_devices(host, tenancy.cards),
         "device_dir": host.device_dir.rstrip("/") or "/dev",
@@ -304,9 +305,12 @@ def _provision_vars(tenancy: Tenancy) -> dict:
 # ------------------------------------------------------------------------ failures
 
 
-def _failed(tenancy: Tenancy, result: engine.PlaybookResult, phase: str) -> Outcome:
+def _failed(
+    tenancy: Tenancy, result: engine.PlaybookResult, phase: str, *, retry: bool = True
+) -> Outcome:
     """A run failed: a changed host key stops the host; a teardown quarantines at once; a
-    provisioning is tried again after a pause, then waits for an operator."""
+    provisioning is tried again after a pause (unless `retry` is False: the tenant saw other
+    cards than its own), then waits for an operator."""
     from .. import tasks
     from ..services.provisioning import order_host_not_ready
 
@@ -327,7 +331,7 @@ def _failed(tenancy: Tenancy, result: engine.PlaybookResult, phase: str) -> Outc
     Tenancy.objects.filter(pk=tenancy.pk).update(
         problem=detail, attempts=attempts, updated_at=timezone.now()
     )
-    if attempts < settings.HOSTS_MAX_ATTEMPTS and not result.host_key_changed:
+    if retry and attempts < settings.HOSTS_MAX_ATTEMPTS and not result.host_key_changed:
         transaction.on_commit(
             lambda: tasks.host_provision.apply_async(
                 args=[tenancy.pk], countdown=settings.HOSTS_RETRY_SECONDS
@@ -359,12 +363,31 @@ def _load(tenancy_id: int) -> Tenancy:
 # ------------------------------------------------------------------------ provision + verify
 
 
-def needs_operator_step(order: Order) -> bool:
-    return order.preparation == Preparation.CUSTOM
+PREPARATION_DEFAULTS = engine.PLAYBOOKS / "roles" / "preparation" / "defaults" / "main.yml"
+
+
+def preparation_steps(preparation: str, platform: str) -> list[str]:
+    """The steps operators defined for a preparation on a platform (the role's defaults)."""
+    import yaml  # ansible-core's own dependency
+
+    data = yaml.safe_load(PREPARATION_DEFAULTS.read_text()) or {}
+    steps = (data.get("preparation_steps") or {}).get(preparation) or {}
+    return list(steps.get(platform) or [])
+
+
+def needs_operator_step(order: Order, platform: str) -> bool:
+    """Custom, or PyTorch/Blender without steps defined for the platform: an operator's step
+    in /ops/ comes between provisioning and verification."""
+    if order.preparation == Preparation.CUSTOM:
+        return True
+    if order.preparation in (Preparation.PYTORCH, Preparation.BLENDER):
+        return not preparation_steps(order.preparation, platform)
+    return False
 
 
 def tenancy_provision(*, tenancy_id: int) -> Outcome:
-    """Provision the tenancy (when still "provisioning") and verify it as the tenant."""
+    """Provision the tenancy (when still "provisioning") and verify it as the tenant, in one
+    run when no operator's step comes in between."""
     tenancy = _load(tenancy_id)
     if tenancy.status not in (TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING):
         return Outcome.NOT_APPLICABLE
@@ -374,77 +397,86 @@ def tenancy_provision(*, tenancy_id: int) -> Outcome:
     if blocked:
         Tenancy.objects.filter(pk=tenancy.pk).update(problem=blocked, updated_at=timezone.now())
         return Outcome.FAILED
+    if tenancy.status == TenancyStatus.PROVISIONING and not tenancy.order.ssh_public_key.strip():
+        return Outcome.WAITING  # order_set_ssh_key queues it again with the key
     token = host_lease_acquire(tenancy.host_id)
     if token is None:
         return Outcome.BUSY
     workdir = Path(tempfile.mkdtemp(prefix="gpu-rental-tenancy-"))
     try:
-        if tenancy.status == TenancyStatus.PROVISIONING:
-            journal = Journal(tenancy, "provision", token)
+        if tenancy.status == TenancyStatus.VERIFYING:
+            journal = Journal(tenancy, "verify", token)
             journal.mark_interrupted()
             result = engine.run_playbook(
-                target_of(tenancy.host),
-                "provision.yml",
-                _provision_vars(tenancy),
-                on_step=journal,
-                workdir=workdir,
-            )
+                target_of(tenancy.host), "verify.yml", _verify_vars(tenancy, workdir),
+                on_step=journal, workdir=workdir,
+            )  # fmt: skip
             if not result.ok:
-                return _failed(tenancy, result, "provision")
-            account = result.results.get("Report the account", {}).get("msg", "")
-            fields = dict(part.split("=", 1) for part in account.split() if "=" in part)
-            steps = result.results.get("Report the preparation", {}).get("msg", "")
-            no_steps = steps.endswith("steps=0")
-            prepared_by_steps = (
-                tenancy.order.preparation in (Preparation.PYTORCH, Preparation.BLENDER)
-                and not no_steps
-            )
+                return _failed(tenancy, result, "verify")
+            return _verified(tenancy, result)
+        platform = tenancy.host.gpu_model.compute_platform
+        operator_first = needs_operator_step(tenancy.order, platform)
+        variables = _provision_vars(tenancy)
+        if not operator_first:
+            variables.update(_verify_vars(tenancy, workdir))
+        journal = Journal(tenancy, "provision", token)
+        journal.mark_interrupted()
+        result = engine.run_playbook(
+            target_of(tenancy.host),
+            "provision.yml" if operator_first else "provision_verify.yml",
+            variables, on_step=journal, workdir=workdir,
+        )  # fmt: skip
+        account = result.results.get("Report the account", {}).get("msg", "")
+        fields = dict(part.split("=", 1) for part in account.split() if "=" in part)
+        if fields.get("uid", "").isdigit():
+            steps = preparation_steps(tenancy.order.preparation, platform)
             Tenancy.objects.filter(pk=tenancy.pk).update(
-                account_uid=int(fields["uid"]) if fields.get("uid", "").isdigit() else None,
+                account_uid=int(fields["uid"]),
                 account_home=fields.get("home", "")[:200],
-                preparation_applied=prepared_by_steps,
-            )
-            needs_operator = needs_operator_step(tenancy.order) or (
-                tenancy.order.preparation in (Preparation.PYTORCH, Preparation.BLENDER) and no_steps
-            )
-            if needs_operator:
-                Tenancy.objects.filter(pk=tenancy.pk).update(
-                    operator_step=True, problem="", updated_at=timezone.now()
-                )
-                return Outcome.WAITING
-            tenancy = tenancy_set_status(
-                tenancy_id=tenancy.pk,
-                to_status=TenancyStatus.VERIFYING,
-                actor=None,
-                reason="Account, key, cards and preparation in place",
-                problem="",
+                preparation_applied=bool(steps)
+                and tenancy.order.preparation in (Preparation.PYTORCH, Preparation.BLENDER),
             )
             tenancy = _load(tenancy.pk)
-        return _verify(tenancy, token, workdir)
+        if not result.ok:
+            return _failed(tenancy, result, "provision")
+        if operator_first:
+            Tenancy.objects.filter(pk=tenancy.pk).update(
+                operator_step=True, problem="", updated_at=timezone.now()
+            )
+            return Outcome.WAITING
+        tenancy_set_status(
+            tenancy_id=tenancy.pk, to_status=TenancyStatus.VERIFYING, actor=None,
+            reason="Account, key, cards and preparation in place", problem="",
+        )  # fmt: skip
+        return _verified(_load(tenancy.pk), result)
     finally:
         host_lease_release(tenancy.host_id, token)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _verify(tenancy: Tenancy, token: str, workdir: Path) -> Outcome:
+def _verify_vars(tenancy: Tenancy, workdir: Path) -> dict:
+    """A one-time key for the login as the tenant, and the diagnostics kit it runs."""
+    key = engine.one_time_key(workdir)
+    variables = {
+        **_common_vars(tenancy),
+        "verification_key": key.public_line,
+        "verification_key_file": str(key.private_key_file),
+    }
+    kit = handover.kit_for(tenancy.order)
+    if kit is not None:
+        variables.update(
+            kit_script_b64=base64.b64encode(kit.script.read_bytes()).decode(),
+            kit_order_b64=base64.b64encode(json.dumps(kit.order_document).encode()).decode(),
+            kit_host=tenancy.host.name,
+        )
+    return variables
+
+
+def _verified(tenancy: Tenancy, result: engine.PlaybookResult) -> Outcome:
+    """What the tenant saw: exactly its cards → ready (and the order active when every host
+    is); anything else → in front of an operator at once."""
     from ..services.provisioning import order_activate_if_verified
 
-    key = engine.one_time_key(workdir)
-    journal = Journal(tenancy, "verify", token)
-    journal.mark_interrupted()
-    result = engine.run_playbook(
-        target_of(tenancy.host),
-        "verify.yml",
-        {
-            **_common_vars(tenancy),
-            "verification_key": key.public_line,
-            "verification_key_file": str(key.private_key_file),
-        },
-        on_step=journal,
-        workdir=workdir,
-    )
-    if not result.ok:
-        return _failed(tenancy, result, "verify")
     seen = parse_nvidia_cards(
         result.results.get("The tenant logs in and reads its cards", {}).get("stdout", "")
     )
@@ -464,21 +496,49 @@ def _verify(tenancy: Tenancy, token: str, workdir: Path) -> Outcome:
             tenancy,
             engine.PlaybookResult(ok=False, failed_step="verification", message=problem),
             "verify",
+            retry=False,  # wrong or missing cards: in front of an operator at once
         )
     now = timezone.now()
     report = {"checked_at": now.isoformat(), "host": tenancy.host.name, "cards": seen}
     tenancy_set_status(
-        tenancy_id=tenancy.pk,
-        to_status=TenancyStatus.READY,
-        actor=None,
+        tenancy_id=tenancy.pk, to_status=TenancyStatus.READY, actor=None,
         reason=f"Logged in as {tenancy.account}: sees exactly card(s) {sorted(expected)}",
-        ready_at=now,
-        cards_verified=seen,
-        handover_report=report,
-        problem="",
-    )
+        ready_at=now, cards_verified=seen, handover_report=report, problem="",
+    )  # fmt: skip
     order_activate_if_verified(order_id=tenancy.order_id)
+    encoded = result.results.get("The diagnostics kit runs as the tenant (the handover report)", {})
+    if encoded.get("stdout"):
+        # Stored like a customer's report and compared with the order: wrong or missing
+        # cards put the (now active) order in front of an operator at once.
+        handover.receive(
+            order_id=tenancy.order_id,
+            host_name=tenancy.host.name,
+            raw=base64.b64decode(encoded["stdout"].strip()),
+        )
     return Outcome.DONE
+
+
+def tenancies_key_installed(order_id: int) -> bool:
+    """The worker already put the customer's key on a host of this order."""
+    return Tenancy.objects.filter(
+        order_id=order_id, host__management="worker", account_uid__isnull=False
+    ).exists()
+
+
+def tenancies_key_given(*, order_id: int) -> list[int]:
+    """In the transaction that saves the order's key: worker-managed tenancies waiting for it
+    are queued for provisioning after the commit."""
+    from .. import tasks
+
+    waiting = list(
+        Tenancy.objects.filter(
+            order_id=order_id, host__management="worker", status=TenancyStatus.PROVISIONING,
+            account_uid__isnull=True, operator_step=False,
+        ).values_list("pk", flat=True)
+    )  # fmt: skip
+    for tenancy_id in waiting:
+        tasks.host_provision.delay_on_commit(tenancy_id)
+    return waiting
 
 
 def tenancy_confirm_operator_step(*, tenancy_id: int, actor: User | None, note: str) -> Tenancy:
@@ -563,7 +623,11 @@ ERASURE_STEPS = (
     ("The account and its home are removed", "account and home removed"),
     ("No account of that name", "verified: no account"),
     ("No process of its user id", "verified: no process"),
-    ("No file of its user id in the homes, /tmp, /var/tmp or /dev/shm", "verified: no file"),
+    (
+        "No file of its user id outside its home, in /home, /tmp, /var/tmp, /dev/shm or the "
+        "devices",
+        "verified: no file",
+    ),
     ("The card device files are root's only", "verified: device files idle"),
     ("A login as the tenant is refused", "verified: login refused"),
 )

@@ -38,7 +38,12 @@ from ..exceptions import (
     SshKeyMissing,
 )
 from ..hosts.models import Tenancy, TenancyStatus
-from ..hosts.tenancy import tenancies_open, tenancy_set_status
+from ..hosts.tenancy import (
+    tenancies_key_given,
+    tenancies_key_installed,
+    tenancies_open,
+    tenancy_set_status,
+)
 from ..models import (
     CardAllocation,
     GpuModel,
@@ -152,10 +157,11 @@ def order_set_ssh_key(
         )
         if order is None:
             raise Order.DoesNotExist()
-        if not order.accepts_ssh_key:
+        if not order.accepts_ssh_key or tenancies_key_installed(order.pk):
             raise SshKeyLocked()
         order.ssh_public_key = key.line
         order.save(update_fields=["ssh_public_key", "updated_at"])
+        tenancies_key_given(order_id=order.pk)
         if save_on_account:
             user_set_ssh_key(user=customer, text=key.line)
     return order
@@ -375,7 +381,12 @@ def order_host_not_ready(*, order_id: int, detail: str) -> None:
 # ------------------------------------------------------------------------ hosts
 
 
-HOST_FIELDS = ("name", "gpu_model", "cards", "ssh_host", "ssh_port", "ssh_user", "state", "notes")
+# What an operator edits on a host (its state, key and checks change only through
+# rental.hosts.services): an edit never overwrites them.
+HOST_FIELDS = (
+    "name", "gpu_model", "cards", "ssh_host", "ssh_port", "ssh_user", "management",
+    "admin_user", "device_dir", "gpu_tool", "notes",
+)  # fmt: skip
 
 
 def host_save(*, host: Host) -> Host:
@@ -403,7 +414,10 @@ def host_save(*, host: Host) -> Host:
         host.full_clean()
         try:
             with transaction.atomic():
-                host.save()
+                if host.pk is None:
+                    host.save()
+                else:  # a check or a key confirmed meanwhile keeps what it wrote
+                    host.save(update_fields=[*HOST_FIELDS, "updated_at"])
         except IntegrityError:
             raise ValidationError(
                 {"name": _("Another host already has this name.")}, code="unique"

@@ -122,23 +122,49 @@ def _own_order(request: HttpRequest, order_id: int) -> Order:
         raise Http404(_("No such order in your account.")) from None
 
 
-def status_version(order: Order) -> str:
+# The order's hosts are shown with their access state from these statuses on (the SSH command
+# only while active).
+HOST_STATES_SHOWN = frozenset({OrderStatus.PROVISIONING, *ACCESS_STATUSES})
+
+
+def order_host_access(order: Order) -> list[selectors.HostAccess]:
+    """Each host's access and its state (rental.selectors.order_access), once there are hosts."""
+    return selectors.order_access(order) if order.status in HOST_STATES_SHOWN else []
+
+
+def status_version(order: Order, access: list[selectors.HostAccess]) -> str:
     """Changes whenever what the status area shows may have changed (every write to the order
-    bumps `updated_at`): the polling page sends it back and gets 204 while it is the same."""
-    return f"{order.status}-{order.updated_at.timestamp():.6f}"
+    bumps `updated_at`; every change of a host's access is in `access`): the polling page
+    sends it back and gets 204 while it is the same."""
+    version = f"{order.status}-{order.updated_at.timestamp():.6f}"
+    hosts = selectors.access_version(access)
+    return f"{version}-{hosts}" if hosts else version
+
+
+def is_polling(order: Order, access: list[selectors.HostAccess]) -> bool:
+    """While the order is paid or being provisioned, and while the worker revokes a host's
+    access (an operator's work on a host prepared by hand can take days: no polling)."""
+    return order.status in POLLED_STATUSES or any(host.is_working for host in access)
 
 
 def _order_context(request: HttpRequest, order: Order, **extra) -> dict:
     ssh_key = stored_ssh_key(order.ssh_public_key)
     if "ssh_key_form" not in extra and order.accepts_ssh_key:
         extra["ssh_key_form"] = OrderSshKeyForm(customer=request.user)
+    access = extra.pop("access", None)
+    if access is None:
+        access = order_host_access(order)
     return {
         "order": order,
-        "access": selectors.order_access(order) if order.status in ACCESS_STATUSES else [],
+        "access": access,
         "ssh_key": ssh_key,
         "ssh_key_missing": order.accepts_ssh_key and ssh_key is None,
-        "polling": order.status in POLLED_STATUSES,
-        "status_version": status_version(order),
+        # Every host is verified by logging in as the customer's own account (worker-managed).
+        "access_checked_as_tenant": bool(access) and all(h.worker_managed for h in access),
+        # Hosts whose access has a known state (cards allocated before tenancies have none).
+        "access_states_known": any(host.state for host in access),
+        "polling": is_polling(order, access),
+        "status_version": status_version(order, access),
         **extra,
     }
 
@@ -148,9 +174,6 @@ def render_order_page(
 ) -> HttpResponse:
     """The order page, also for another app's POST that failed (payments: cancel, pay)."""
     return render(request, ORDER_TEMPLATE, _order_context(request, order, **extra), status=status)
-
-
-
 
 
 @login_required
@@ -163,11 +186,13 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
 @require_GET
 def order_status(request: HttpRequest, order_id: int) -> HttpResponse:
     """The status and next step of the order page, which polls it while the order is paid or
-    being provisioned; 204 (nothing to swap) while nothing changed since `since`."""
+    being provisioned and while the worker revokes a host's access; 204 (nothing to swap)
+    while nothing changed since `since` (the order and each host's access)."""
     order = _own_order(request, order_id)
-    if request.GET.get("since") == status_version(order):
+    access = order_host_access(order)
+    if request.GET.get("since") == status_version(order, access):
         return HttpResponse(status=204)
-    return render(request, ORDER_STATUS_TEMPLATE, _order_context(request, order))
+    return render(request, ORDER_STATUS_TEMPLATE, _order_context(request, order, access=access))
 
 
 @login_required

@@ -19,7 +19,7 @@ from rental.models import CardAllocation, Host, HostState, Order, OrderEmailKind
 from rental.services.emails import order_email_send
 from rental.services.lifecycle import rentals_tick
 from rental.services.provisioning import order_allocate, order_check_readiness
-from tests.conftest import lots_available
+from tests.conftest import confirm_teardown, lots_available
 
 from .test_order_lifecycle_views import ACCESS_NOTES, generate_key, pay, prepare, tick
 
@@ -257,7 +257,7 @@ def test_a_three_day_rental_never_gets_the_72_hour_reminder(
 
 
 def test_at_the_end_the_rental_stops_and_is_emailed_once(
-    customer, activate, catalogue, django_capture_on_commit_callbacks
+    customer, activate, catalogue, operator, django_capture_on_commit_callbacks
 ):
     h100 = catalogue["h100"]
     before = lots_available(h100)
@@ -271,9 +271,13 @@ def test_at_the_end_the_rental_stops_and_is_emailed_once(
     tick(order.ends_at, django_capture_on_commit_callbacks)
     order.refresh_from_db()
     assert order.status == OrderStatus.ENDED
+    # Access is being revoked: the cards stay out of stock until the teardown is verified.
     allocations = CardAllocation.objects.filter(order=order)
     assert allocations.count() == 2
-    assert all(a.released_at == order.ends_at for a in allocations)
+    assert all(a.released_at is None for a in allocations)
+    assert lots_available(h100) == before - 2
+    confirm_teardown(order, operator)
+    assert all(a.released_at is not None for a in allocations.all())
     assert lots_available(h100) == before
     [ended] = sent(order, OrderEmailKind.ENDED)
     assert ended.subject == f"Order {order.reference}: your rental has ended"

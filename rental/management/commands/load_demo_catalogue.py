@@ -131,7 +131,7 @@ class Command(BaseCommand):
                     "ssh_host": DEMO_SSH_HOST,
                     "ssh_port": settings.DEMO_SSH_PORT,
                     "ssh_user": DEMO_SSH_USER,
-                    # Prepared by hand until manage.py demo_hosts makes them worker-managed (as root).
+                    # Prepared by hand until manage.py demo_hosts manages them (as root).
                     "management": HostManagement.MANUAL,
                     "state": HostState.AVAILABLE,
                 },

@@ -10,8 +10,17 @@ from django.db import connection
 from payments.models import LedgerEntry, LedgerTransaction, TransactionKind
 from payments.services.ledger import customer_account
 from payments.services.refunds import RefundOutcome, order_end_early_with_refund
-from rental.models import CardAllocation, Order, OrderStatus, OrderStatusChange
+from rental.hosts.models import Tenancy, TenancyStatus
+from rental.models import (
+    CardAllocation,
+    HostState,
+    HostStateChange,
+    Order,
+    OrderStatus,
+    OrderStatusChange,
+)
 from tests.concurrency import run_concurrently
+from tests.conftest import confirm_teardown
 
 from .conftest import CREDIT, paid_hours_ago
 
@@ -64,4 +73,14 @@ def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active
     assert len({r.amount for r in results}) == 1 and results[0].amount > 0
     assert customer_account(order.customer).balance == before + results[0].amount  # once
     assert LedgerTransaction.objects.filter(order=order, kind=TransactionKind.REFUND).count() == 1
+    # Revoked once, the host taken out of service once; the cards stay out of stock until the
+    # teardown is verified, then come back once.
+    (tenancy,) = Tenancy.objects.filter(order=order)
+    assert tenancy.status == TenancyStatus.REVOKING
+    assert tenancy.status_changes.filter(to_status=TenancyStatus.REVOKING).count() == 1
+    assert HostStateChange.objects.filter(
+        host_id=tenancy.host_id, to_state=HostState.OUT_OF_SERVICE
+    ).count() == 1
+    assert CardAllocation.objects.filter(order=order, released_at=None).count() == 2
+    confirm_teardown(order, operator)
     assert not CardAllocation.objects.filter(order=order, released_at=None).exists()

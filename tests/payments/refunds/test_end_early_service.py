@@ -17,9 +17,12 @@ from payments.services.refunds import (
     RefundQuoteChanged,
     order_end_early_with_refund,
 )
+from rental.hosts.services import host_return_manual
 from rental.models import (
     CardAllocation,
     ExtensionStatus,
+    Host,
+    HostState,
     Order,
     OrderExtension,
     OrderStatus,
@@ -27,7 +30,7 @@ from rental.models import (
 )
 from rental.money import usd
 from rental.services import EarlyEndRefused, extension_create, order_set_status
-from tests.conftest import lots_available
+from tests.conftest import confirm_teardown, lots_available
 
 from .conftest import CREDIT, paid_hours_ago
 
@@ -114,6 +117,10 @@ def test_a_provisioning_order_past_the_threshold_releases_its_cards(
     )
 
     assert outcome.amount == provisioning_order.total_usd
+    # Access is being revoked: the cards stay out of stock until the teardown is verified.
+    assert CardAllocation.objects.filter(order=provisioning_order, released_at=None).count() == 2
+    assert lots_available(model) == free_before
+    confirm_teardown(provisioning_order, operator)
     assert not CardAllocation.objects.filter(order=provisioning_order, released_at=None).exists()
     assert lots_available(model) == free_before + 2
 
@@ -143,9 +150,19 @@ def test_an_active_order_whose_host_failed_gets_the_hours_not_delivered(
     assert ended.status == OrderStatus.ENDED
     assert ended.ended_early_at == now and ended.ends_at == now
     assert ended.starts_at == order.starts_at
-    assert not CardAllocation.objects.filter(order=order, released_at=None).exists()
-    assert lots_available(model) == free_before + 2
     assert "host failed" in refunds_of(order)[0].memo
+    # The failed host is out of service: none of its cards is sold, not even the free ones;
+    # the order's stay out of stock until its teardown is verified.
+    (host,) = Host.objects.filter(allocations__order=order).distinct()
+    assert host.state == HostState.OUT_OF_SERVICE
+    assert CardAllocation.objects.filter(order=order, released_at=None).count() == 2
+    assert lots_available(model) == free_before - (host.cards - 2)
+    confirm_teardown(order, operator)
+    assert not CardAllocation.objects.filter(order=order, released_at=None).exists()
+    assert lots_available(model) == free_before - (host.cards - 2)
+    # Back in stock once the host is returned to service (prepared by hand: an operator's word).
+    host_return_manual(host_id=host.pk, actor=operator)
+    assert lots_available(model) == free_before + 2
 
 
 def test_ending_early_cancels_an_extension_awaiting_payment_and_refunds_a_paid_one(

@@ -10,8 +10,9 @@ from django.urls import reverse
 
 from payments.models import LedgerTransaction, TransactionKind
 from payments.services.ledger import customer_account
-from rental.models import CardAllocation, Order, OrderStatus
+from rental.models import CardAllocation, Host, HostState, Order, OrderStatus
 from rental.money import usd
+from tests.conftest import confirm_teardown
 
 from .conftest import CREDIT, paid_hours_ago
 
@@ -239,7 +240,7 @@ def test_the_page_of_its_own_shows_the_form(operator_client, waiting_order):
 
 
 def test_a_provisioning_order_whose_ssh_never_answered_ends_with_its_whole_price(
-    operator_client, provisioning_order
+    operator_client, operator, provisioning_order
 ):
     Order.objects.filter(pk=provisioning_order.pk).update(
         provisioning_issue="readiness",
@@ -260,6 +261,12 @@ def test_a_provisioning_order_whose_ssh_never_answered_ends_with_its_whole_price
     assert response.status_code == 302
     refund = LedgerTransaction.objects.get(order=provisioning_order, kind=TransactionKind.REFUND)
     assert refund.entries.get(amount__gt=0).amount == provisioning_order.total_usd
+    # The host failed: out of service; the cards come back only after a verified teardown.
+    assert {host.state for host in Host.objects.filter(allocations__order=provisioning_order)} == {
+        HostState.OUT_OF_SERVICE
+    }
+    assert CardAllocation.objects.filter(order=provisioning_order, released_at=None).count() == 2
+    confirm_teardown(provisioning_order, operator)
     assert not CardAllocation.objects.filter(order=provisioning_order, released_at=None).exists()
 
 

@@ -57,8 +57,10 @@ def test_the_status_poll_runs_as_many_queries_for_1_and_20(customer_client, fund
     add(order, 19)
     with_twenty, html = count_queries(customer_client, url, headers={"HX-Request": "true"})
     assert html.count('data-entry="decision"') == 20  # the timeline, out of band
-    # User, order, timeline; the pilot's reports and decisions (for the timeline).
-    assert with_one == with_twenty == 5
+    # User, order, timeline, each host's access (cards with their tenancies: its state, and
+    # the status version that changes with it); the pilot's reports and decisions (for the
+    # timeline).
+    assert with_one == with_twenty == 6
 
 
 def test_an_unpaid_order_s_page_costs_no_pilot_query(customer_client, funded, make_order):

@@ -45,6 +45,15 @@ def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
     assert order.starts_at >= tenancy.ready_at - timedelta(seconds=1) >= before
     assert [card["index"] for card in tenancy.cards_verified] == tenancy.cards
     assert account_exists(tenancy.account)
+    # The diagnostics kit ran as the tenant: its report is the order's handover report, and
+    # it matches the order (no handover problem for the operators).
+    from pilot.models import DiagnosticsReport, ReportSource
+
+    report = DiagnosticsReport.objects.get(order=order)
+    assert report.source == ReportSource.WORKER
+    assert report.hostname and report.step_reached
+    assert not report.handover_problem
+    assert order.provisioning_issue == ""
 
     # The customer's own key logs in to its own account and sees exactly its card.
     seen = ssh_as(
@@ -310,3 +319,32 @@ def test_a_worker_killed_during_a_teardown_is_resumed_and_the_cards_are_never_fr
     assert not account_exists(tenancy.account)
     assert ssh_as(machine, tenancy.account, customer_key, "true").returncode == 255
     assert lots_free(h100) == 1
+
+
+def test_an_order_paid_without_a_key_waits_for_it_then_is_prepared_with_it(
+    register_host, place_order, customer, customer_key, catalogue, ssh_as
+):
+    from rental.exceptions import SshKeyLocked
+    from rental.services.orders import order_mark_paid
+    from rental.services.provisioning import order_set_ssh_key
+
+    host, machine = register_host(cards=1)
+    order = place_order(customer, catalogue["h100"])
+    order_mark_paid(order_id=order.pk, actor=None, reason="Paid in the test")
+
+    order.refresh_from_db()
+    tenancy = Tenancy.objects.get(order=order)
+    assert order.status == OrderStatus.PROVISIONING
+    assert tenancy.status == TenancyStatus.PROVISIONING
+    assert not account_exists(tenancy.account)  # nothing made for nobody to log in
+
+    key = customer_key.with_suffix(".pub").read_text()
+    order_set_ssh_key(order_id=order.pk, customer=customer, key_text=key)
+
+    order.refresh_from_db()
+    assert order.status == OrderStatus.ACTIVE
+    tenancy.refresh_from_db()
+    assert ssh_as(machine, tenancy.account, customer_key, "true").returncode == 0
+    # Installed on the host: it can no longer change for this order.
+    with pytest.raises(SshKeyLocked):
+        order_set_ssh_key(order_id=order.pk, customer=customer, key_text=key)

@@ -1,4 +1,5 @@
-"""Operators' hosts: the list with free and rented cards, adding and editing a host."""
+"""Operators' hosts: the list with free and rented cards, adding and editing a host (its
+state changes only through the host's actions: tests/rental/ops/test_host_actions.py)."""
 
 import pytest
 from django.urls import reverse
@@ -22,7 +23,10 @@ def host_data(model, **changes) -> dict:
         "ssh_host": "gpu-09.example.net",
         "ssh_port": "2201",
         "ssh_user": "ubuntu",
-        "state": HostState.AVAILABLE,
+        "management": "manual",
+        "admin_user": "",
+        "device_dir": "",
+        "gpu_tool": "",
         "notes": "Rack 4, slot 2",
     }
     data.update(changes)
@@ -37,11 +41,18 @@ def edit_data(host, **changes) -> dict:
         "ssh_host": host.ssh_host,
         "ssh_port": str(host.ssh_port),
         "ssh_user": host.ssh_user,
-        "state": host.state,
+        "management": host.management,
+        "admin_user": host.admin_user,
+        "device_dir": host.device_dir,
+        "gpu_tool": host.gpu_tool,
         "notes": host.notes,
     }
     data.update(changes)
     return data
+
+
+def action_url(host, action) -> str:
+    return reverse("rental:ops_host_action", kwargs={"host_id": host.pk, "action": action})
 
 
 def row_of(html: str, host) -> str:
@@ -124,7 +135,13 @@ def test_an_operator_adds_a_host_and_its_cards_are_offered(operator_client, cata
         2201,
         "ubuntu",
     )
-    assert host.state == HostState.AVAILABLE
+    assert host.state == HostState.AVAILABLE  # prepared by hand: available at once
+    assert (host.management, host.admin_user, host.device_dir, host.gpu_tool) == (
+        "manual",
+        "",
+        "/dev",
+        "",
+    )
     assert host.notes == "Rack 4, slot 2"
     assert "Host gpu-h100-09 is added." in response.content.decode()
     assert lots_available(catalogue["h100"]) == before + 8
@@ -174,8 +191,15 @@ INVALID_FIELDS = [
     ("ssh_user", "1ubuntu", "Enter a POSIX user name"),
     ("ssh_user", "ubu ntu", "Enter a POSIX user name"),
     ("ssh_user", "u" * 33, "Enter a POSIX user name"),
-    ("state", "broken", "Choose Available or Maintenance."),
-    ("state", "", "Choose Available or Maintenance."),
+    ("management", "", "Choose who prepares the host"),
+    ("management", "robot", "Choose who prepares the host"),
+    ("admin_user", "Admin", "Enter a POSIX user name"),
+    ("admin_user", "a b", "Enter a POSIX user name"),
+    ("device_dir", "dev", "Enter an absolute directory such as /dev"),
+    ("device_dir", "/dev/my cards", "Enter an absolute directory such as /dev"),
+    ("device_dir", "/dev/../etc", "without .. in it"),
+    ("gpu_tool", "nvidia-smi; reboot", "Enter a command such as nvidia-smi"),
+    ("gpu_tool", "bin/nvidia-smi", "Enter a command such as nvidia-smi"),
     ("notes", "n" * 301, "Keep the notes to 300 characters"),
 ]
 
@@ -240,21 +264,35 @@ def test_an_operator_edits_a_host(operator_client, catalogue):
     )
 
 
+def test_the_state_is_not_a_field_of_the_form(operator_client, catalogue):
+    host = Host.objects.get(name="demo-mi300x-a")
+    html = operator_client.get(host_url(host)).content.decode()
+    assert 'name="state"' not in html
+    response = operator_client.post(
+        host_url(host), edit_data(host, state=HostState.MAINTENANCE, notes="Posted a state")
+    )
+    assert response.status_code == 302
+    host.refresh_from_db()
+    assert (host.state, host.notes) == (HostState.AVAILABLE, "Posted a state")
+
+
 def test_maintenance_takes_the_hosts_cards_out_of_the_stock(operator_client, catalogue):
     mi300x = catalogue["mi300x"]
     assert lots_available(mi300x) == 10
     host = Host.objects.get(name="demo-mi300x-a")
-    response = operator_client.post(host_url(host), edit_data(host, state=HostState.MAINTENANCE))
+    response = operator_client.post(action_url(host, "maintenance"))
     assert response.status_code == 302
     assert lots_available(mi300x) == 2
-    response = operator_client.post(host_url(host), edit_data(host, state=HostState.AVAILABLE))
+    response = operator_client.post(action_url(host, "return"))
+    assert response.status_code == 302
     assert lots_available(mi300x) == 10
 
 
 def test_maintenance_keeps_rented_cards_with_their_order(operator_client, provisioning_order):
     host = Host.objects.filter(allocations__order=provisioning_order).distinct().get()
-    response = operator_client.post(host_url(host), edit_data(host, state=HostState.MAINTENANCE))
+    response = operator_client.post(action_url(host, "maintenance"))
     assert response.status_code == 302
+    assert Host.objects.get(pk=host.pk).state == HostState.MAINTENANCE
     assert (
         CardAllocation.objects.filter(order=provisioning_order, released_at__isnull=True).count()
         == 2

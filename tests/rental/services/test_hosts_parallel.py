@@ -18,7 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_cards_cannot_be_removed_while_a_payment_allocates_them(catalogue, customer, place_order):
     h100 = catalogue["h100"]
     Host.objects.filter(gpu_model=h100).delete()
-    host = Host.objects.create(management="manual", name="solo", gpu_model=h100, cards=8, ssh_host="h", ssh_user="u")
+    host = Host.objects.create(
+        management="manual", name="solo", gpu_model=h100, cards=8, ssh_host="h", ssh_user="u"
+    )
     order = place_order(customer, h100, lots=6)
     allocated = threading.Event()
     outcome = {}
