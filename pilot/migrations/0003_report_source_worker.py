@@ -3,6 +3,23 @@
 from django.conf import settings
 from django.db import migrations, models
 
+# SQLite rebuilds the report table to change its CHECK constraint; its decision trigger names
+# that table, so it is dropped first and made again after (as in 0002).
+TRIGGER = "pilotdecision_report_of_its_order"
+
+
+def sqlite_drop_trigger(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {TRIGGER};")
+
+
+def sqlite_create_trigger(apps, schema_editor):
+    if schema_editor.connection.vendor == "sqlite":
+        from importlib import import_module
+
+        rules = import_module("pilot.migrations.0002_decision_log_database_rules")
+        schema_editor.execute(next(sql for sql in rules.SQLITE_UP if TRIGGER in sql))
+
 
 class Migration(migrations.Migration):
 
@@ -13,6 +30,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(sqlite_drop_trigger, sqlite_create_trigger),
         migrations.RemoveConstraint(
             model_name='diagnosticsreport',
             name='report_known_source',
@@ -26,4 +44,5 @@ class Migration(migrations.Migration):
             model_name='diagnosticsreport',
             constraint=models.CheckConstraint(condition=models.Q(('source__in', ['token', 'page', 'worker'])), name='report_known_source'),
         ),
+        migrations.RunPython(sqlite_create_trigger, sqlite_drop_trigger),
     ]

@@ -78,9 +78,10 @@ def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active
     (tenancy,) = Tenancy.objects.filter(order=order)
     assert tenancy.status == TenancyStatus.REVOKING
     assert tenancy.status_changes.filter(to_status=TenancyStatus.REVOKING).count() == 1
-    assert HostStateChange.objects.filter(
+    out_of_service = HostStateChange.objects.filter(
         host_id=tenancy.host_id, to_state=HostState.OUT_OF_SERVICE
-    ).count() == 1
+    )
+    assert out_of_service.count() == 1
     assert CardAllocation.objects.filter(order=order, released_at=None).count() == 2
     confirm_teardown(order, operator)
     assert not CardAllocation.objects.filter(order=order, released_at=None).exists()
