@@ -196,18 +196,29 @@ def paid_at(order: Order) -> datetime | None:
 
 def host_failure_signs(order: Order) -> list[str]:
     """What the system itself knows of a failed host: hosts of the order's cards in
-    maintenance, SSH that did not answer, the customer's handover problem."""
+    maintenance, out of service or with a changed host key, a host not ready, the customer's
+    handover problem."""
     signs = []
-    in_maintenance = (
+    failing = (
         CardAllocation.objects.filter(
-            order=order, released_at__isnull=True, host__state=HostState.MAINTENANCE
+            order=order,
+            released_at__isnull=True,
+            host__state__in=[
+                HostState.MAINTENANCE, HostState.OUT_OF_SERVICE, HostState.HOST_KEY_CHANGED
+            ],
         )
-        .values_list("host__name", flat=True)
+        .values_list("host__name", "host__state")
         .distinct()
         .order_by("host__name")
     )
-    for name in in_maintenance:
-        signs.append(gettext("Host %(name)s is in maintenance.") % {"name": name})
+    for name, state in failing:
+        if state == HostState.MAINTENANCE:
+            signs.append(gettext("Host %(name)s is in maintenance.") % {"name": name})
+        else:
+            signs.append(
+                gettext("Host %(name)s: %(state)s.")
+                % {"name": name, "state": HostState(state).label}
+            )
     if order.provisioning_issue in (ProvisioningIssue.READINESS, ProvisioningIssue.HANDOVER):
         signs.append(
             f"{ProvisioningIssue(order.provisioning_issue).label}: "

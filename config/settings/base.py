@@ -337,10 +337,9 @@ CELERY_BEAT_SCHEDULE = {
 }
 CELERY_TIMEZONE = TIME_ZONE
 
-# Provisioning: the driver that prepares hosts (the built-in one lists orders for operators),
-# and how the worker confirms readiness: an SSH banner from every allocated host within the
-# timeout, checked again with a growing pause (5 s, 10 s, ... capped at 5 min) up to the limit.
-PROVISIONING_DRIVER = env("PROVISIONING_DRIVER", "rental.services.provisioning.ManualDriver")
+# Hosts prepared by hand (Host.management "manual"): once an operator marked the order prepared,
+# the worker confirms readiness with an SSH banner from every such host within the timeout,
+# checked again with a growing pause (5 s, 10 s, ... capped at 5 min) up to the limit.
 READINESS_TIMEOUT_SECONDS = float(env("READINESS_TIMEOUT_SECONDS", "5"))
 READINESS_MAX_ATTEMPTS = int(env("READINESS_MAX_ATTEMPTS", "8"))
 

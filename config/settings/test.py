@@ -44,4 +44,3 @@ if TEST_CELERY_WORKER:
 # Readiness checks: a short timeout and few attempts, so a silent port costs little.
 READINESS_TIMEOUT_SECONDS = 1.0
 READINESS_MAX_ATTEMPTS = 3
-PROVISIONING_DRIVER = "rental.services.provisioning.ManualDriver"

@@ -66,6 +66,10 @@ def hosts_take_out_of_service(*, host_ids, actor: User | None, reason: str) -> N
     until a host check passes."""
     for host_id in sorted(set(host_ids)):
         host = Host.objects.get(pk=host_id)
+        # A changed host key keeps its own state (and reason): it too sells nothing and needs
+        # an operator's key, then a passing host check.
+        if host.state == HostState.HOST_KEY_CHANGED:
+            continue
         if HostState.OUT_OF_SERVICE in HOST_TRANSITIONS[host.state]:
             host_set_state(
                 host_id=host_id, to_state=HostState.OUT_OF_SERVICE, actor=actor, reason=reason

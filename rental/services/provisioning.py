@@ -49,6 +49,7 @@ from ..models import (
     GpuModel,
     Host,
     HostManagement,
+    HostState,
     Order,
     OrderEmailKind,
     OrderStatus,
@@ -415,6 +416,13 @@ def host_save(*, host: Host) -> Host:
         try:
             with transaction.atomic():
                 if host.pk is None:
+                    # A worker-managed host sells cards only once its key is confirmed and a
+                    # host check passed; a host prepared by hand is available at once.
+                    host.state = (
+                        HostState.UNCHECKED
+                        if host.management == HostManagement.WORKER
+                        else HostState.AVAILABLE
+                    )
                     host.save()
                 else:  # a check or a key confirmed meanwhile keeps what it wrote
                     host.save(update_fields=[*HOST_FIELDS, "updated_at"])

@@ -34,7 +34,7 @@ from ..forms_ops import (
 from ..hosts import services as host_services
 from ..hosts import tenancy as tenancy_services
 from ..hosts.models import Tenancy
-from ..models import Host, HostManagement, HostState, Order, OrderStatus
+from ..models import Host, Order, OrderStatus
 from ..selectors_ops import ops_host, ops_hosts, ops_order
 from ..services import handover, provisioning
 
@@ -92,11 +92,6 @@ def host_create(request: HttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "ops/host_form.html", {"form": HostForm()})
     form = HostForm(request.POST)
-    if form.is_valid():
-        # A worker-managed host sells cards only once its key is confirmed and a host check
-        # passed; a host prepared by hand is available at once.
-        worker = form.cleaned_data["management"] == HostManagement.WORKER
-        form.instance.state = HostState.UNCHECKED if worker else HostState.AVAILABLE
     if _save_host(form):
         host = form.instance
         messages.success(request, _("Host %(name)s is added.") % {"name": host.name})

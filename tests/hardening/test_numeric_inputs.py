@@ -12,7 +12,7 @@ from django.urls import reverse
 from payments.models import CryptoPayment, LedgerTransaction
 from payments.selectors.statement import customer_balance_account
 from payments.services.reconciliation import reconciliation_run
-from rental.models import Host, HostState, Order
+from rental.models import Host, Order
 
 from .page_text import visible_text
 
@@ -129,7 +129,7 @@ def host_data(catalogue, **changes) -> dict:
         "ssh_host": "gpu-09.example.net",
         "ssh_port": "2201",
         "ssh_user": "ubuntu",
-        "state": HostState.AVAILABLE,
+        "management": "manual",  # prepared by hand: available once added
         "notes": "",
         **changes,
     }

@@ -128,8 +128,8 @@ def test_an_order_awaiting_payment_asks_for_the_ssh_key(
     order = place_order(customer, catalogue["h100"])
     html = page(customer_client, order)
     assert field(html, "ssh-key-missing") == (
-        "Add your SSH public key: the operators install it on your machines; without it they "
-        "cannot be prepared."
+        "Add your SSH public key: we put it on your account on each host when the host is "
+        "prepared; without it you cannot log in."
     )
     assert f'action="{ssh_url(order)}"' in html
     # An account without a saved key is offered to keep this one for the next orders.
@@ -280,9 +280,11 @@ def test_an_ended_order_says_what_happened_to_the_data(
     assert field(html, "status") == "Ended"
     notice = field(html, "ended-notice")
     assert notice.startswith("This rental ended on ")
+    # No promise of erasure: each host below says whether it is still being revoked or when the
+    # erasure was verified.
     assert (
-        "Access is stopped and nothing more is billed. Data left on the hosts is erased before "
-        "the cards go to another customer and cannot be recovered; keep your own copy."
+        "nothing more is billed. Your access is revoked host by host: below, each host shows "
+        "whether it is still being revoked or when the erasure of your data was verified."
     ) in notice
     history = section(html, "access-history")
     host = Host.objects.filter(allocations__order=active_order).first()

@@ -79,7 +79,8 @@ def test_the_operators_order_page_runs_as_many_queries_for_1_and_20(operator_cli
     add(active_order, 19)
     with_twenty, html = count_queries(operator_client, url)
     assert html.count("data-report=") == 20
-    # User with groups; the order with customer and preparer; timeline; issue events; cards
-    # per host; the health banner; the pilot's reports, its decisions; for ending it early,
-    # its hosts in maintenance, its paid extensions and the revenue booked (the refund's cap).
-    assert with_one == with_twenty == 11
+    # User with groups; the order with customer and preparer; timeline; issue events; each
+    # host's access (the tenancies with their hosts, their journal of steps); cards per host;
+    # the health banner; the pilot's reports, its decisions; for ending it early, its hosts in
+    # maintenance, its paid extensions and the revenue booked (the refund's cap).
+    assert with_one == with_twenty == 13
