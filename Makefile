@@ -21,7 +21,7 @@ SITE_URL ?= http://$(HOST):$(PORT)
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
 	@echo "make test   - install test needs, start PostgreSQL/Redis if missing, run the whole suite"
-	@echo "make lint   - ruff"
+	@echo "make lint   - ruff and lint-imports (which app and which payments room imports which)"
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
 	@echo "make soak   - make run under a customer load for SOAK_MINUTES (30), then check it all"
 	@echo "make pay PAYMENT=<id> - pay a crypto payment from a funded account of the local chain"
@@ -62,11 +62,13 @@ soak: install
 test: install
 	scripts/ensure-test-services
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	DATABASE_URL=sqlite:///:memory: $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 bench: install
 	scripts/ensure-test-services

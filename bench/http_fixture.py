@@ -23,7 +23,7 @@ from django.test import Client  # noqa: E402
 
 def main() -> None:
     from accounts.models import User
-    from payments.services.crypto import payment_create_for_order
+    from payments.crypto.services.payments import payment_create_for_order
     from rental.models import GpuModel, Preparation
     from rental.services import Configuration, order_create
 

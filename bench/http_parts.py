@@ -89,8 +89,8 @@ def run() -> None:
     from accounts.auth_backends import AuthenticationBackend
     from accounts.models import User
     from accounts.roles import FINANCE, OPERATORS, has_role
-    from payments.forms_crypto import StablecoinForm
-    from payments.selectors.crypto import StablecoinChoice
+    from payments.chain.forms import StablecoinForm
+    from payments.chain.selectors import StablecoinChoice
     from rental.forms import OrderSshKeyForm
 
     call_command("migrate", verbosity=0)

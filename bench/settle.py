@@ -55,11 +55,11 @@ def _services():
     """scan_network and confirm_transfers, wherever the watcher's parts live now (the watcher
     module is being split into scanning and confirming)."""
     try:
-        from payments.services.confirming import confirm_transfers
+        from payments.chain.confirming import confirm_transfers
     except ImportError:
         from payments.services.watcher import confirm_transfers
     try:
-        from payments.services.scanning import scan_network
+        from payments.chain.scanning import scan_network
     except ImportError:
         from payments.services.watcher import scan_network
     return scan_network, confirm_transfers
@@ -71,6 +71,9 @@ def main() -> None:
     from accounts.models import User
     from config.celery_app import app as celery_app
     from payments.chain import local
+    from payments.chain.networks import get_network
+    from payments.crypto.services.payments import payment_create_top_up
+    from payments.ledger.services.posting import customer_account
     from payments.models import (
         CryptoPayment,
         LedgerAccount,
@@ -78,9 +81,6 @@ def main() -> None:
         LedgerTransaction,
         PaymentStatus,
     )
-    from payments.networks import get_network
-    from payments.services.crypto import payment_create_top_up
-    from payments.services.ledger import customer_account
     from tests.chain_fixtures import _start_anvil, _stop, anvil_binary
 
     scan_network, confirm_transfers = _services()

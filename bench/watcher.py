@@ -116,7 +116,7 @@ def bare_reader(rpc_url: str, tokens: list[str], start: int, end: int, chunk: in
     """The bare eth_getLogs requests over [start, end] in chunks: raw JSON-RPC, decoded."""
     import requests
 
-    from payments.networks import TRANSFER_TOPIC
+    from payments.chain.networks import TRANSFER_TOPIC
 
     session = requests.Session()
 
@@ -153,7 +153,7 @@ def web3_reader(rpc_url: str, tokens: list[str], start: int, end: int, chunk: in
     the watcher paid before it decoded the node's answers itself)."""
     from web3 import Web3
 
-    from payments.networks import TRANSFER_TOPIC
+    from payments.chain.networks import TRANSFER_TOPIC
 
     w3 = Web3(Web3.HTTPProvider(rpc_url))
     addresses = [Web3.to_checksum_address(token) for token in tokens]
@@ -236,7 +236,9 @@ def main() -> None:
     from web3 import Web3
 
     from accounts.models import User
-    from payments.chain import local
+    from payments.chain import confirming, local, scanning
+    from payments.chain.networks import HEAD_LAG, get_network
+    from payments.crypto.services.payments import payment_create_top_up
     from payments.models import (
         ChainBlock,
         ChainCursor,
@@ -246,9 +248,6 @@ def main() -> None:
         PaymentEventKind,
         PaymentStatus,
     )
-    from payments.networks import HEAD_LAG, get_network
-    from payments.services import confirming, scanning
-    from payments.services.crypto import payment_create_top_up
     from tests.chain_fixtures import _start_anvil, _stop, anvil_binary
 
     quiet_logs()

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db.models import BigIntegerField, CharField, F, Value
 from django.utils import timezone
 
+from payments.chain.networks import Network, enabled_networks
 from payments.models import ChainCursor
-from payments.networks import Network, enabled_networks
 
 from .models import TaskHealth
 from .redact import redact

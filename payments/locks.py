@@ -16,7 +16,7 @@ each other in a circle.
     5. rental's rows (the order, then its extension or its GPU model), taken by rental's
        intent services
     6. the deposit-address counter (only opening a payment takes it, after the order)
-    7. the receipt counter (last of all: payments.services.receipts takes it once per ledger
+    7. the receipt counter (last of all: payments.ledger.services.receipts takes it once per ledger
        batch that issues a receipt, after that batch's accounts, and holds it to the commit;
        a transaction that posts again after a receipt locks no account it does not already
        hold, as settlement's book locks all of its accounts when it opens)

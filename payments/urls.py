@@ -1,31 +1,26 @@
 from django.urls import path
 
-from .views import (
-    crypto,
-    customer,
-    extensions,
-    finance,
-    history,
-    ops,
-    receipts,
-    refunds,
-    withdrawals,
-)
+# Each room's views: paths and names are the app's, whichever room serves them.
+from .crypto.views import extensions, history, ops, orders
+from .crypto.views import payments as crypto
+from .finance import views as finance
+from .ledger.views import receipts, refunds, statement
+from .withdrawals import views as withdrawals
 
 app_name = "payments"
 
 urlpatterns = [
     # Customer
-    path("account/balance/", customer.statement, name="statement"),
-    path("account/balance/statement.csv", customer.statement_csv, name="statement_csv"),
+    path("account/balance/", statement.statement, name="statement"),
+    path("account/balance/statement.csv", statement.statement_csv, name="statement_csv"),
     path(
         "account/orders/<int:order_id>/pay/balance/",
-        customer.pay_with_balance,
+        orders.pay_with_balance,
         name="pay_with_balance",
     ),
     path("account/orders/<int:order_id>/pay/crypto/", crypto.pay_crypto, name="pay_crypto"),
     # Cancelling an order closes its payments (money on them goes to the balance).
-    path("account/orders/<int:order_id>/cancel/", customer.order_cancel, name="order_cancel"),
+    path("account/orders/<int:order_id>/cancel/", orders.order_cancel, name="order_cancel"),
     # Extending a rental (the extension is created on rental's page: rental:order_extend).
     path(
         "account/extensions/<int:extension_id>/pay/",

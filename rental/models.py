@@ -119,7 +119,7 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
     ),
     # Paid stays paid while capacity is missing (operators' queue), then cards are allocated.
     # Ended early by an operator (no cards in time, a failed host): the hours not delivered
-    # go back to the customer's balance (payments.services.refunds).
+    # go back to the customer's balance (payments.ledger.services.refunds).
     OrderStatus.PAID: frozenset({OrderStatus.PROVISIONING, OrderStatus.ENDED}),
     OrderStatus.PROVISIONING: frozenset({OrderStatus.ACTIVE, OrderStatus.ENDED}),
     OrderStatus.ACTIVE: frozenset({OrderStatus.ENDED}),

@@ -74,7 +74,7 @@ def balance_problems(driver: Driver) -> list[str]:
 
 def reconciliation_problems(started: datetime) -> tuple[str, list[str]]:
     """finance's reconciliation over the days of the soak (payments/services/reconciliation)."""
-    from payments.services.reconciliation import reconciliation_run
+    from payments.finance.services import reconciliation_run
 
     today = datetime.now(UTC).date()
     run = reconciliation_run(period_start=started.astimezone(UTC).date(), period_end=today)

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.utils import translation
 
 from accounts.models import User
-from payments.services.balance import balance_adjust
+from payments.ledger.services.balance import balance_adjust
 from rental import capacity
 from rental.models import MAX_CARDS_PER_HOST, GpuModel, Host, HostState, Preparation
 from rental.services import Configuration, order_create

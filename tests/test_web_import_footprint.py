@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 from django.urls import reverse
 
-from payments.services.crypto import payment_create_for_order
+from payments.crypto.services.payments import payment_create_for_order
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAIN_LIBRARIES = ("web3", "bip_utils", "eth_abi", "eth_account", "eth_utils", "eth_keys")

@@ -14,7 +14,7 @@ from accounts.forms import SshKeyForm
 from accounts.ssh_keys import stored_ssh_key
 from api.idempotency import idempotent
 from api.pagination import CursorPagination
-from payments.selectors.statement import customer_balance_account, customer_statement
+from payments.ledger.selectors.statement import customer_balance_account, customer_statement
 
 from .input import bind
 from .serializers import (

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from accounts.ssh_keys import stored_ssh_key
 from api.idempotency import idempotent
 from api.pagination import CursorPagination
-from payments.services import order_payments
+from payments.crypto.services import order_payments
 from pilot.selectors import order_timeline
 from rental import selectors, services
 from rental.exceptions import PriceUnavailable

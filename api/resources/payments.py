@@ -1,7 +1,7 @@
 """Paying: an order from the balance, crypto payments (open, status, declare) and top-ups.
 
 Bodies are checked by the payment pages' forms; every answer about a crypto payment is the
-payment page's one view of its state (payments.selectors.payment_page).
+payment page's one view of its state (payments.crypto.selectors.payment_page).
 """
 
 from django.urls import reverse
@@ -12,17 +12,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.idempotency import idempotent
-from payments.exceptions import InsufficientBalance
-from payments.forms_crypto import DeclareForm, StablecoinForm, TopUpForm
-from payments.models import CryptoPayment
-from payments.selectors.payment_page import customer_payment_view
-from payments.services.balance import balance_pay_order
-from payments.services.crypto import (
+from payments.chain.forms import StablecoinForm
+from payments.crypto.forms import DeclareForm, TopUpForm
+from payments.crypto.selectors.payment_page import customer_payment_view
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.payments import (
     TopUpTooSmall,
     payment_create_for_order,
     payment_create_top_up,
     payment_declare,
 )
+from payments.exceptions import InsufficientBalance
+from payments.models import CryptoPayment
 from rental.models import Order
 
 from .common import no_order, no_payment, shortfall

@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.serializers import UsdField
-from payments.forms_crypto import MAX_TOP_UP_USD
+from payments.crypto.forms import MAX_TOP_UP_USD
 from pilot.models import DecisionKind
 from pilot.services.decisions import MOTIVATION_MAX_LENGTH
 from rental.forms import CUSTOM_PREPARATION_MAX_LENGTH
@@ -213,7 +213,7 @@ class ConfirmationsSerializer(serializers.Serializer):
 
 
 class PaymentSerializer(serializers.Serializer):
-    """A crypto payment as its page shows it (payments.selectors.payment_page.PaymentView):
+    """A crypto payment as its page shows it (payments.crypto.selectors.payment_page.PaymentView):
     instructions only while money is due, for the amount still due."""
 
     id = serializers.IntegerField(source="payment.pk")
@@ -255,7 +255,7 @@ class PaymentSerializer(serializers.Serializer):
         return str(int(view.payment.amount_due_units))
 
     def get_amount_due(self, view) -> str:
-        from payments.selectors.crypto import token_amount
+        from payments.chain.selectors import token_amount
 
         return token_amount(view.payment.amount_due_units, view.payment.decimals)
 

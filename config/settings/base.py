@@ -361,7 +361,7 @@ CELERY_TASK_ROUTES = {"rental.tasks.host_*": {"queue": "hosts"}}
 # The first SSH port of the demo hosts (manage.py demo_hosts listens from there on 127.0.0.1).
 DEMO_SSH_PORT = int(env("DEMO_SSH_PORT", "2222"))
 
-# Crypto payments. Networks and assets are in payments/networks.py; a network is enabled only
+# Crypto payments. Networks and assets are in payments/chain/networks.py; a network is enabled only
 # when its RPC URL is set (RPC_URL_ETHEREUM, RPC_URL_BASE, RPC_URL_POLYGON, RPC_URL_ARBITRUM,
 # RPC_URL_LOCAL). The default xpub comes from the well-known anvil test mnemonic: TEST ONLY,
 # refused by production settings.

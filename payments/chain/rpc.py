@@ -17,7 +17,7 @@ from django.conf import settings
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from ..networks import TRANSFER_TOPIC, Network
+from .networks import TRANSFER_TOPIC, Network
 
 BLOCK_BATCH = 100  # eth_getBlockByNumber calls per JSON-RPC batch
 

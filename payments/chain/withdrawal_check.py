@@ -4,7 +4,7 @@
 and the head; `withdrawal_transfer_judge` decides, from those alone, whether the transaction
 pays the withdrawal: it succeeded, it carries an ERC-20 Transfer log of the withdrawal's token
 contract to the withdrawal's address for at least the amount, and it has the confirmations the
-network's payments need (payments.networks.confirmations_at). Anything else is a reason, shown
+network's payments need (payments.chain.networks.confirmations_at). Anything else is a reason, shown
 to finance and the customer while the withdrawal stays sent.
 """
 
@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from django.utils.translation import gettext_lazy as _
 
-from ..networks import Network, confirmations_at
+from .networks import Network, confirmations_at
 from .rpc import ChainClient, RpcError, parse_transfer
 
 # The data "kind" of a WithdrawalEvent that records a check (a status change has none).

@@ -13,13 +13,14 @@ from django.utils.formats import number_format
 from rental.models import OrderStatus
 from rental.refunds import EARLY_END_STATUSES
 
-from ..forms_crypto import StablecoinForm
-from ..forms_refunds import EndEarlyForm
-from ..selectors import crypto
-from ..selectors.order_payments import order_payments_view
-from ..selectors.refunds import end_early_check
-from ..selectors.refunds import order_refund as order_refund_view
-from ..selectors.statement import customer_balance_account
+from ..chain import selectors as chain
+from ..chain.forms import StablecoinForm
+from ..crypto.selectors.order_payments import order_payments_view
+from ..ledger.forms import EndEarlyForm
+from ..ledger.selectors.refunds import end_early_check
+from ..ledger.selectors.refunds import order_refund as order_refund_view
+from ..ledger.selectors.statement import customer_balance_account
+from ..withdrawals.selectors import customer_withdrawals_pending
 
 register = template.Library()
 
@@ -35,7 +36,7 @@ def payment_options(context, order):
     if awaiting:
         view = order_payments_view(order=order)
         crypto_form = context.get("crypto_form") or StablecoinForm(
-            choices=crypto.stablecoin_choices()
+            choices=chain.stablecoin_choices()
         )
     return {
         "request": context.get("request"),
@@ -125,7 +126,7 @@ def token_amount(units, decimals) -> str:
     (never localised): {{ payment.received_units|token_amount:6 }} → "100.000000"."""
     if units is None or decimals in (None, ""):
         return ""
-    return crypto.token_amount(units, int(decimals))
+    return chain.token_amount(units, int(decimals))
 
 
 @register.filter
@@ -141,4 +142,11 @@ def token_display(units, decimals) -> str:
 
 @register.filter
 def network_name(key: str) -> str:
-    return crypto.network_name(key)
+    return chain.network_name(key)
+
+
+@register.simple_tag(takes_context=True)
+def withdrawals_pending(context):
+    """The customer's withdrawals in progress, for the balance page: the ledger's statement
+    view shows them without importing the withdrawals room above it."""
+    return customer_withdrawals_pending(customer=context["request"].user)

@@ -1,6 +1,6 @@
 """Ending an order early (no cards in time, a failed host): the intent payments calls.
 
-Payments (payments.services.refunds) takes its locks, calls `order_end_early`, then credits
+Payments (payments.ledger.services.refunds) takes its locks, calls `order_end_early`, then credits
 the refund it computes with rental.refunds.refund_for_order at the same instant.
 """
 

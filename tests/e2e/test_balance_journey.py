@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import expect
 
-from payments.services.ledger import customer_account
+from payments.ledger.services.posting import customer_account
 from rental.models import Order, OrderStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

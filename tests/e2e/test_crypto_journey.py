@@ -5,8 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from payments.chain.scanning import scan_network
 from payments.models import CryptoPayment, PaymentStatus
-from payments.services.scanning import scan_network
 from rental.models import Order, OrderStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from payments.services.refunds import order_end_early_with_refund
+from payments.ledger.services.refunds import order_end_early_with_refund
 from rental.hosts.models import Tenancy, TenancyStatus
 from rental.models import Order, OrderStatus
 from tests.host_fixtures import run_page_command

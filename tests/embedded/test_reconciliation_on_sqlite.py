@@ -13,7 +13,7 @@ django.setup()
 from decimal import Decimal
 from django.core.management import call_command
 from django.utils import timezone
-from payments.services.reconciliation import reconciliation_run
+from payments.finance.services import reconciliation_run
 
 call_command("migrate", verbosity=0)
 # Settlement posts in batches: the cached balance moves once per batch by the batch's exact
@@ -22,7 +22,9 @@ call_command("migrate", verbosity=0)
 from django.db import transaction
 from payments.models import LedgerAccountKind, TransactionKind
 from accounts.models import User
-from payments.services.ledger import Posting, customer_account, ledger_post_many, system_account
+from payments.ledger.services.posting import (
+    Posting, customer_account, ledger_post_many, system_account,
+)
 customer = User.objects.create_user(
     email="ada@example.com", password="x" * 20, first_name="Ada", last_name="Lovelace"
 )
@@ -58,7 +60,7 @@ from decimal import Decimal
 from django.core.management import call_command
 from accounts.models import User
 from payments.models import LedgerAccount, LedgerAccountKind, TransactionKind
-from payments.services.ledger import customer_account, ledger_post, system_account
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
 
 call_command("migrate", verbosity=0)
 customer = User.objects.create_user(

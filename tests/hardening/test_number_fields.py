@@ -78,7 +78,7 @@ def _project_forms():
 def test_every_number_field_of_every_form_reads_ascii_digits_only():
     forms_seen = dict(_project_forms())
     assert "rental.forms.OrderConfigurationForm" in forms_seen
-    assert "payments.forms.AdjustmentForm" in forms_seen
+    assert "payments.finance.forms.AdjustmentForm" in forms_seen
     numbers = {}
     for name, form in forms_seen.items():
         for field_name, field in form.base_fields.items():

@@ -9,9 +9,9 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
+from payments.finance.services import reconciliation_run
+from payments.ledger.selectors.statement import customer_balance_account
 from payments.models import CryptoPayment, LedgerTransaction
-from payments.selectors.statement import customer_balance_account
-from payments.services.reconciliation import reconciliation_run
 from rental.models import Host, Order
 
 from .page_text import visible_text
@@ -234,7 +234,7 @@ def test_a_page_number_in_other_digits_is_not_that_page(
 def test_a_statement_page_number_in_other_digits_is_not_that_page(
     customer_client, customer, credit, monkeypatch
 ):
-    monkeypatch.setattr("payments.views.customer.STATEMENT_PAGE_SIZE", 1)
+    monkeypatch.setattr("payments.ledger.views.statement.STATEMENT_PAGE_SIZE", 1)
     credit(customer, "10.00", reason="First credit")
     credit(customer, "20.00", reason="Second credit")
     url = reverse("payments:statement")
@@ -255,7 +255,7 @@ def test_a_statement_page_number_in_other_digits_is_not_that_page(
 def test_a_finance_page_number_in_other_digits_is_not_that_page(
     finance_client, make_customer, credit, monkeypatch, name, size
 ):
-    monkeypatch.setattr(f"payments.views.finance.{size}", 1)
+    monkeypatch.setattr(f"payments.finance.views.{size}", 1)
     for number in range(2):
         credit(make_customer(), f"{number + 1}.00")
     url = reverse(name)
@@ -269,7 +269,7 @@ def test_a_finance_page_number_in_other_digits_is_not_that_page(
 def test_an_unallocated_page_number_in_other_digits_is_not_that_page(
     finance_client, holdings, monkeypatch
 ):
-    monkeypatch.setattr("payments.views.finance.UNALLOCATED_PER_PAGE", 1)
+    monkeypatch.setattr("payments.finance.views.UNALLOCATED_PER_PAGE", 1)
     url = reverse("payments:finance_unallocated")
     page_two = visible_text(finance_client.get(url, {"page": "2"}).content.decode())
     default = visible_text(finance_client.get(url).content.decode())

@@ -12,11 +12,11 @@ import pytest
 from django.db import transaction
 
 from config.logging import JsonFormatter
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.payments import payment_create_for_order
+from payments.crypto.services.status import payment_set_status
 from payments.locks import lock_payments
 from payments.models import PaymentStatus
-from payments.services.balance import balance_pay_order
-from payments.services.crypto import payment_create_for_order
-from payments.services.payment_status import payment_set_status
 from rental.services import order_cancel_by_customer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def records(caplog, logger: str) -> list[logging.LogRecord]:
 
 def test_the_json_formatter_writes_one_object_with_the_extra_fields():
     record = logging.LogRecord(
-        "payments.services.payment_status", logging.INFO, __file__, 1, "payment %s", ("PAY-1",),
+        "payments.crypto.services.status", logging.INFO, __file__, 1, "payment %s", ("PAY-1",),
         None,
     )  # fmt: skip
     record.order, record.payment, record.amount = "GR-000007", "PAY-000001", 12.5
@@ -41,7 +41,7 @@ def test_the_json_formatter_writes_one_object_with_the_extra_fields():
     assert entry.pop("time").endswith("+00:00")
     assert entry == {
         "level": "INFO",
-        "logger": "payments.services.payment_status",
+        "logger": "payments.crypto.services.status",
         "message": "payment PAY-1",
         "order": "GR-000007",
         "payment": "PAY-000001",
@@ -108,9 +108,9 @@ def test_a_payment_status_change_logs_one_line_with_its_references(
     with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
         locked = lock_payments([payment.pk])[payment.pk]
         payment_set_status(locked, to_status=PaymentStatus.EXPIRED, reason="time ran out")
-        assert records(caplog, "payments.services.payment_status") == []  # not before commit
+        assert records(caplog, "payments.crypto.services.status") == []  # not before commit
 
-    (line,) = records(caplog, "payments.services.payment_status")
+    (line,) = records(caplog, "payments.crypto.services.status")
     assert line.getMessage() == (
         f"payment {payment.reference} awaiting -> expired (order {order.reference}): time ran out"
     )
@@ -141,7 +141,7 @@ def test_a_change_rolled_back_logs_nothing(
         locked = lock_payments([payment.pk])[payment.pk]
         payment_set_status(locked, to_status=PaymentStatus.EXPIRED, reason="time ran out")
         raise RuntimeError("rolled back")
-    assert records(caplog, "payments.services.payment_status") == []
+    assert records(caplog, "payments.crypto.services.status") == []
 
 
 @pytest.mark.django_db
@@ -171,7 +171,7 @@ def test_a_ledger_posting_logs_one_line_with_its_order(
     caplog.set_level(logging.INFO)
     with django_capture_on_commit_callbacks(execute=True):
         balance_pay_order(order_id=order.pk, customer=customer)
-    (posting,) = records(caplog, "payments.services.ledger")
+    (posting,) = records(caplog, "payments.ledger.services.posting")
     assert posting.order == order.reference and posting.kind == "order_payment"
     assert posting.amount_usd == str(order.total_usd)
     assert f"for order {order.reference}" in posting.getMessage()

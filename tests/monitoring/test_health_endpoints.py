@@ -14,8 +14,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from payments.chain.scanning import scan_network
 from payments.models import ChainCursor
-from payments.services.scanning import scan_network
 
 ROOT = Path(__file__).resolve().parents[2]
 DEAD_REDIS = "redis://:s3cret-password@127.0.0.1:8499/0"  # nothing listens on 8499 (our range)

@@ -8,9 +8,9 @@ from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from monitoring.models import TaskHealth
+from payments.chain.scanning import scan_network
+from payments.crypto.services.payments import payment_create_for_order, payment_create_top_up
 from payments.models import ChainTransfer, TransferStatus
-from payments.services.crypto import payment_create_for_order, payment_create_top_up
-from payments.services.scanning import scan_network
 from rental.services import order_cancel_by_customer
 from tests.test_deploy import PRODUCTION_ENV, run_manage
 

@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from monitoring.models import TaskHealth
+from payments.chain.networks import get_network
 from payments.chain.rpc import RpcError
+from payments.chain.scanning import scan_network
 from payments.models import ChainCursor
-from payments.networks import get_network
-from payments.services.scanning import scan_network
 
 pytestmark = pytest.mark.django_db
 URL = reverse("monitoring:ops_health")

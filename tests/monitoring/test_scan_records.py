@@ -5,8 +5,8 @@ import pytest
 from django.db import ProgrammingError, connection
 
 from payments.chain.rpc import RpcError
+from payments.chain.scanning import scan_network
 from payments.models import ChainCursor
-from payments.services.scanning import scan_network
 
 pytestmark = pytest.mark.django_db
 

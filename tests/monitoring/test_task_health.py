@@ -13,8 +13,8 @@ from config.celery_app import app as celery_app
 from monitoring.models import TaskHealth
 from payments import tasks as payment_tasks
 from payments.chain.rpc import RpcError
+from payments.chain.scanning import scan_network
 from payments.models import ChainCursor
-from payments.services.scanning import scan_network
 from rental import tasks as rental_tasks
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.utils import timezone
 from api.webhooks.models import DeliveryStatus, WebhookDelivery
 from api.webhooks.services.endpoints import endpoint_create
 from outbox.models import OutboxEvent
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Order, OrderStatus
 from tests.api.webhooks.receiver import start_receiver
 from tests.celery_worker import WorkerHarness, broker_url_for, database_url_of, purge_broker

@@ -17,6 +17,7 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 
 from payments.chain.local import PAYER_KEY, token_contract
+from payments.chain.networks import units_to_usd
 from payments.models import (
     LIVE_STATUSES,
     ChainCursor,
@@ -32,7 +33,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.networks import units_to_usd
 from rental.models import Order, OrderStatus, OrderStatusChange
 
 ZERO = Decimal("0.00")

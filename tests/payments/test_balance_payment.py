@@ -6,10 +6,11 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.exceptions import InsufficientBalance, OrderNotPayable
+from payments.ledger.services.balance import balance_adjust
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import LedgerAccountKind, LedgerEntry, LedgerTransaction, TransactionKind
-from payments.services.balance import balance_adjust, balance_pay_order
-from payments.services.ledger import customer_account, system_account
 from rental.models import GpuModel, LotPrice, Order, OrderStatus, OrderStatusChange
 from rental.services import order_cancel_by_customer
 from tests.concurrency import run_concurrently

@@ -8,10 +8,11 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.exceptions import InsufficientBalance
+from payments.ledger.services.balance import balance_adjust
+from payments.ledger.services.posting import customer_account, ledger_reverse, system_account
 from payments.models import LedgerAccountKind, LedgerEntry, LedgerTransaction, TransactionKind
-from payments.services.balance import balance_adjust, balance_pay_order
-from payments.services.ledger import customer_account, ledger_reverse, system_account
 from rental.models import GpuModel, LotPrice, OrderStatus
 from rental.services import Configuration, order_create
 from tests.conftest import set_stock

@@ -6,18 +6,18 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from payments.exceptions import InsufficientBalance
+from payments.ledger.services.posting import (
+    customer_account,
+    ledger_post,
+    ledger_reverse,
+    system_account,
+)
 from payments.models import (
     LedgerAccount,
     LedgerAccountKind,
     LedgerEntry,
     LedgerTransaction,
     TransactionKind,
-)
-from payments.services.ledger import (
-    customer_account,
-    ledger_post,
-    ledger_reverse,
-    system_account,
 )
 
 

@@ -6,9 +6,9 @@ from decimal import Decimal
 import pytest
 from django.conf import settings as django_settings
 
-from payments.addresses import derive_address
+from payments.chain.addresses import derive_address
+from payments.crypto.services.payments import payment_create_for_order, payment_create_top_up
 from payments.models import CryptoPayment, DepositAddress
-from payments.services.crypto import payment_create_for_order, payment_create_top_up
 from tests.concurrency import run_concurrently
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,7 +69,7 @@ def test_a_double_submission_for_one_order_opens_one_payment(
 def test_choosing_another_stablecoin_while_the_payment_expires_never_deadlocks(
     local_network, settings, customer, catalogue, place_order
 ):
-    from payments.services.crypto import payment_expire
+    from payments.crypto.services.payments import payment_expire
 
     settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "base": "http://127.0.0.1:9"}
     settings.MAX_UNPAID_ORDERS = 12  # up to 12 orders of one customer stay awaiting payment
@@ -126,8 +126,9 @@ def test_a_balance_payment_waiting_behind_a_crypto_payment_being_opened_closes_i
     import psycopg
     from django.db import connection
 
+    from payments.crypto.services.balance_payment import balance_pay_order
+    from payments.ledger.services.balance import balance_adjust
     from payments.models import LedgerTransaction, PaymentStatus, TransactionKind
-    from payments.services.balance import balance_adjust, balance_pay_order
     from rental.models import Order, OrderStatus
 
     order = place_order(customer, catalogue["h100"])

@@ -35,7 +35,19 @@ from hypothesis.stateful import (
 )
 
 from payments.chain.rpc import RpcError
+from payments.chain.scanning import payment_check, scan_network
+from payments.crypto.services import review
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.order_payments import order_cancel
+from payments.crypto.services.payments import (
+    payment_create_for_order,
+    payment_create_top_up,
+    payment_declare,
+    payments_expire,
+)
+from payments.crypto.services.status import InvalidPaymentTransition
 from payments.exceptions import IdempotencyConflict
+from payments.ledger.services.balance import balance_adjust
 from payments.models import (
     ChainCursor,
     ChainTransfer,
@@ -43,17 +55,6 @@ from payments.models import (
     PaymentStatus,
     ReviewReason,
 )
-from payments.services import review
-from payments.services.balance import balance_adjust, balance_pay_order
-from payments.services.crypto import (
-    payment_create_for_order,
-    payment_create_top_up,
-    payment_declare,
-    payments_expire,
-)
-from payments.services.order_payments import order_cancel
-from payments.services.payment_status import InvalidPaymentTransition
-from payments.services.scanning import payment_check, scan_network
 from rental.exceptions import RentalError
 from rental.models import Order, Preparation
 from rental.services import Configuration, order_create
@@ -118,7 +119,7 @@ class PaymentMachine(RuleBasedStateMachine):
         self.payment_ids: list[int] = []
         self.chain_only = False  # the last step touched only the chain
         self.expiry_failures = ExpiryFailures()
-        logging.getLogger("payments.services.crypto").addHandler(self.expiry_failures)
+        logging.getLogger("payments.crypto.services.payments").addHandler(self.expiry_failures)
 
     def teardown(self):
         reached = CryptoPayment.objects.values_list("status", "review_reason").distinct()
@@ -126,7 +127,7 @@ class PaymentMachine(RuleBasedStateMachine):
             OUTCOMES[f"a payment ended an example {status} {reason}".rstrip()] += 1
         for status in ChainTransfer.objects.values_list("status", flat=True).distinct():
             OUTCOMES[f"a transfer ended an example {status}"] += 1
-        logging.getLogger("payments.services.crypto").removeHandler(self.expiry_failures)
+        logging.getLogger("payments.crypto.services.payments").removeHandler(self.expiry_failures)
         transaction.savepoint_rollback(self.savepoint)
         transaction.set_rollback(False)
         self.chain.revert(self.base_snapshot)

@@ -3,7 +3,7 @@ import io
 
 from django.urls import reverse
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 
 
 def test_statement_lists_every_entry_with_running_balance_and_order_link(

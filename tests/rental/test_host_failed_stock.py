@@ -5,7 +5,7 @@ sold before its teardown is verified."""
 
 import pytest
 
-from payments.services.refunds import order_end_early_with_refund
+from payments.ledger.services.refunds import order_end_early_with_refund
 from rental.exceptions import InsufficientStock
 from rental.models import Host
 from rental.services.orders import order_mark_paid

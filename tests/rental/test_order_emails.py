@@ -333,7 +333,7 @@ def test_a_payment_email_lost_with_its_process_is_queued_again_once(
     """The order is paid and committed, but the process dies before the email is queued
     (here: the commit's callbacks never run). The minute tick queues it again after five
     minutes, once; an order paid long ago is left alone."""
-    from payments.services.balance import balance_pay_order
+    from payments.crypto.services.balance_payment import balance_pay_order
 
     credit(customer, "5000.00")
     order = place_order(customer, catalogue["h100"])

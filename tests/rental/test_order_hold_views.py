@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import formats, timezone
 
-from payments.services.crypto import payment_create_for_order
+from payments.crypto.services.payments import payment_create_for_order
 from rental.models import Order, OrderStatus
 from rental.services.lifecycle import rentals_tick
 from tests.conftest import lots_available, set_stock

@@ -13,7 +13,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from accounts.models import User
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
 from rental.services import order_set_status
 from rental.services.lifecycle import rentals_tick

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.test import Client
 from playwright.sync_api import expect
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
-from payments.networks import all_networks
+from payments.chain.networks import all_networks
 
 WORDS = {
     "en": {"login": "Log in", "signup": "Sign up", "logout": "Log out", "site": "GPU rental"},

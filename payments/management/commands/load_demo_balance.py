@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from payments.services.balance import balance_adjust
+from payments.ledger.services.balance import balance_adjust
 
 DEMO_CUSTOMER = "customer@example.com"
 DEMO_FINANCE = "finance@example.com"

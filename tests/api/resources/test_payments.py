@@ -137,7 +137,7 @@ def test_a_payment_for_a_cancelled_order_is_a_409(api, order):
 
 @pytest.fixture
 def payment(local_network, order, customer):
-    from payments.services.crypto import payment_create_for_order
+    from payments.crypto.services.payments import payment_create_for_order
 
     return payment_create_for_order(
         order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"

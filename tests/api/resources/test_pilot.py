@@ -2,7 +2,7 @@
 
 import pytest
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from pilot.models import PilotDecision
 from pilot.services.reports import report_upload_by_customer
 from rental.models import OrderStatus

@@ -44,7 +44,7 @@ SCOPES = ("read", "order", "pay")
 
 @pytest.fixture
 def world(customer, credit, order, local_network):
-    from payments.services.crypto import payment_create_for_order
+    from payments.crypto.services.payments import payment_create_for_order
 
     credit(customer, "5000.00")
     payment = payment_create_for_order(

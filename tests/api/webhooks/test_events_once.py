@@ -6,11 +6,11 @@ import pytest
 from django.db import transaction
 
 from outbox.models import OutboxEvent
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.status import payment_set_status
 from payments.exceptions import OrderNotPayable
 from payments.locks import lock_payments
 from payments.models import PaymentStatus
-from payments.services.balance import balance_pay_order
-from payments.services.payment_status import payment_set_status
 from tests.payments.crypto_ui.conftest import local_network, top_up  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from web3 import HTTPProvider, Web3
 from web3.exceptions import TransactionNotFound
 
 from payments.chain import local
-from payments.networks import TRANSFER_TOPIC, get_network
+from payments.chain.networks import TRANSFER_TOPIC, get_network
 from tests.chain_fixtures import CHAIN_ID, ChainRpcError
 
 SOMEONE = "0x000000000000000000000000000000000000dEaD"
@@ -294,7 +294,7 @@ def test_local_chain_setup_gives_up_on_a_dead_rpc(settings, dead_rpc_url, tmp_pa
 
 @pytest.fixture
 def top_up(chain, customer):
-    from payments.services.crypto import payment_create_top_up
+    from payments.crypto.services.payments import payment_create_top_up
 
     return payment_create_top_up(
         customer=customer, amount_usd=Decimal("25.00"), network_key="local", asset_symbol="tUSDC"

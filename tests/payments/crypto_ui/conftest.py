@@ -10,6 +10,9 @@ from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 
+from payments.crypto.services.payments import payment_create_for_order, payment_create_top_up
+from payments.crypto.services.settling import settle
+from payments.crypto.services.status import payment_set_status
 from payments.locks import lock_payments, lock_payments_with_siblings
 from payments.models import (
     ChainCursor,
@@ -19,9 +22,6 @@ from payments.models import (
     ReviewReason,
     TransferStatus,
 )
-from payments.services.crypto import payment_create_for_order, payment_create_top_up
-from payments.services.payment_status import payment_set_status
-from payments.services.settling import settle
 from rental.services import order_send_to_review
 
 TOKEN = "0x" + "11" * 20

@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from payments.crypto.services.payments import payment_create_for_order
 from payments.models import CryptoPayment, PaymentStatus, TransferStatus
-from payments.services.crypto import payment_create_for_order
 
 from .conftest import move_cursor
 

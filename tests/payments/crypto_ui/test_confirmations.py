@@ -2,8 +2,9 @@
 
 import pytest
 
-from payments.networks import HEAD_LAG, confirmations_at
-from payments.selectors.crypto import token_amount, transfer_confirmations
+from payments.chain.networks import HEAD_LAG, confirmations_at
+from payments.chain.selectors import token_amount
+from payments.crypto.selectors.state import transfer_confirmations
 
 
 @pytest.mark.parametrize(

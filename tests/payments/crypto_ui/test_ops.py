@@ -11,6 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.chain.confirming import transfers_reversed
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     CryptoPayment,
     PaymentEvent,
@@ -18,8 +20,6 @@ from payments.models import (
     ReviewReason,
     TransferStatus,
 )
-from payments.services.confirming import transfers_reversed
-from payments.services.ledger import customer_account, system_account
 from rental.models import OrderStatus
 from tests.mfa_fixtures import enrol_totp
 

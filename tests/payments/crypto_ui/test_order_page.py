@@ -8,9 +8,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.crypto.services.order_payments import order_cancel
+from payments.crypto.services.payments import payment_create_for_order, payment_expire
 from payments.models import CryptoPayment, DepositAddress, PaymentStatus, TransferStatus
-from payments.services.crypto import payment_create_for_order, payment_expire
-from payments.services.order_payments import order_cancel
 from rental.models import OrderStatus
 
 

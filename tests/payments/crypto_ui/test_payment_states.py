@@ -13,10 +13,10 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.crypto.selectors.payment_page import customer_payment_view
+from payments.crypto.selectors.state import PaymentState
+from payments.crypto.services.order_payments import order_cancel
 from payments.models import CryptoPayment, PaymentStatus, ReviewReason, TransferStatus
-from payments.selectors.crypto import PaymentState
-from payments.selectors.payment_page import customer_payment_view
-from payments.services.order_payments import order_cancel
 
 from .conftest import TOKEN
 

@@ -6,10 +6,10 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from payments.crypto.services.payments import payment_create_for_order
+from payments.crypto.services.status import payment_set_status
 from payments.locks import lock_payments
 from payments.models import CryptoPayment, PaymentStatus
-from payments.services.crypto import payment_create_for_order
-from payments.services.payment_status import payment_set_status
 
 pytestmark = pytest.mark.usefixtures("local_network")
 

@@ -5,10 +5,10 @@ from decimal import Decimal
 
 from django.urls import reverse
 
+from payments.crypto.services.review import payment_mark_settled
+from payments.ledger.services.posting import customer_account, system_account
+from payments.ledger.services.refunds import order_end_early_with_refund
 from payments.models import LedgerTransaction, TransactionKind
-from payments.services.ledger import customer_account, system_account
-from payments.services.refunds import order_end_early_with_refund
-from payments.services.review import payment_mark_settled
 from rental.models import OrderStatus
 
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from payments.forms_crypto import StablecoinForm
-from payments.selectors.crypto import stablecoin_choices
+from payments.chain.forms import StablecoinForm
+from payments.chain.selectors import stablecoin_choices
 
 RADIOS = re.compile(r'<div id="id_stablecoin">.*?</div>\n</div>', re.S)
 

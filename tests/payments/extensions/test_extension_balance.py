@@ -9,14 +9,14 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from payments.crypto.services.extensions import extension_pay_from_balance
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     LedgerAccountKind,
     LedgerTransaction,
     Receipt,
     TransactionKind,
 )
-from payments.services.extensions import extension_pay_from_balance
-from payments.services.ledger import customer_account, system_account
 from rental.models import (
     CardAllocation,
     ExtensionStatus,

@@ -12,6 +12,14 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from api.tokens import token_create
+from payments.chain.scanning import scan_network
+from payments.crypto.services.extensions import extension_pay_from_balance
+from payments.crypto.services.review import (
+    ExtensionNoLongerPayable,
+    payment_credit_balance,
+    payment_mark_settled,
+)
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     CryptoPayment,
     LedgerAccountKind,
@@ -23,14 +31,6 @@ from payments.models import (
     ReviewReason,
     TransactionKind,
 )
-from payments.services.extensions import extension_pay_from_balance
-from payments.services.ledger import customer_account, system_account
-from payments.services.review import (
-    ExtensionNoLongerPayable,
-    payment_credit_balance,
-    payment_mark_settled,
-)
-from payments.services.scanning import scan_network
 from rental.models import CardAllocation, ExtensionStatus, Order, OrderStatus
 from rental.services import extension_create
 from rental.services.lifecycle import order_end
@@ -261,8 +261,8 @@ def test_operators_see_an_extension_payment_as_one(
 def test_less_than_due_at_expiry_goes_to_review_and_can_be_credited(
     chain, customer_client, customer, extension, operator
 ):
+    from payments.crypto.services.payments import payments_expire
     from payments.models import ChainCursor
-    from payments.services.crypto import payments_expire
 
     payment = open_payment(customer_client, extension)
     payment = send_and_confirm(chain, payment, units=100_000_000)

@@ -9,15 +9,15 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from payments.models import CryptoPayment, LedgerTransaction, PaymentStatus, TransactionKind
-from payments.services.crypto import payment_expire
-from payments.services.extensions import (
+from payments.chain.scanning import scan_network
+from payments.crypto.services.extensions import (
     ExtensionNotPayable,
     TooLateForStablecoins,
     extension_open_crypto_payment,
     extension_pay_from_balance,
 )
-from payments.services.scanning import scan_network
+from payments.crypto.services.payments import payment_expire
+from payments.models import CryptoPayment, LedgerTransaction, PaymentStatus, TransactionKind
 from rental.models import ExtensionStatus, LotPrice
 from rental.services import extension_create
 from rental.services.lifecycle import rentals_tick

@@ -6,9 +6,9 @@ import re
 from django.test import Client
 from django.urls import reverse
 
+from payments.crypto.services.extensions import extension_pay_from_balance
+from payments.ledger.services.refunds import order_end_early_with_refund
 from payments.models import Receipt, TransactionKind
-from payments.services.extensions import extension_pay_from_balance
-from payments.services.refunds import order_end_early_with_refund
 from rental.services import extension_create
 
 

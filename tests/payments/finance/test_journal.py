@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.models import LedgerTransaction
-from payments.services.balance import balance_pay_order
 
 URL = reverse("payments:finance_journal")
 CSV_URL = reverse("payments:finance_journal_csv")

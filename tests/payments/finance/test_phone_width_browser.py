@@ -7,8 +7,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from payments.finance.services import reconciliation_run
 from payments.models import Withdrawal
-from payments.services.reconciliation import reconciliation_run
 from tests.payments.receipts.test_receipt_phone_browser import paid_withdrawal_receipt
 from tests.ui.test_phone_tables_browser import logged_in_phone
 

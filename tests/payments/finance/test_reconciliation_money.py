@@ -12,6 +12,12 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from payments.chain.confirming import transfers_reversed
+from payments.crypto.services.payments import payment_create_top_up
+from payments.crypto.services.review import payment_write_off_reversed
+from payments.crypto.services.settling import settle
+from payments.finance.services import reconciliation_run
+from payments.ledger.services.posting import ledger_post, system_account
 from payments.locks import lock_payments_with_siblings
 from payments.models import (
     ChainTransfer,
@@ -22,12 +28,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.services.confirming import transfers_reversed
-from payments.services.crypto import payment_create_top_up
-from payments.services.ledger import ledger_post, system_account
-from payments.services.reconciliation import reconciliation_run
-from payments.services.review import payment_write_off_reversed
-from payments.services.settling import settle
 from rental.models import Order, OrderStatus
 from tests.payments.crypto_ui.conftest import SENDER, tx_hash
 from tests.payments.watcher.conftest import units
@@ -290,8 +290,8 @@ def test_a_payment_that_says_allocated_without_a_posting_is_flagged(top_up, tran
 def test_a_receipt_reversed_in_the_ledger_is_flagged(top_up, transfer):
     """A finance reversal of a crypto receipt: the ledger no longer has what the chain and
     the payment say; both sides of the money say so."""
+    from payments.ledger.services.posting import ledger_reverse
     from payments.models import LedgerTransaction
-    from payments.services.ledger import ledger_reverse
 
     payment = top_up("50.00")
     transfer(payment, units=units("20.00"), status=TransferStatus.CONFIRMED)
@@ -389,8 +389,8 @@ def test_the_checks_of_the_money_do_not_grow_with_the_payments(top_up, transfer,
 
 
 def test_every_new_check_has_a_translated_title_and_columns():
-    from payments.selectors.finance import CHECK_COLUMNS
-    from payments.services.reconciliation import Check
+    from payments.finance.selectors import CHECK_COLUMNS
+    from payments.finance.services import Check
 
     for check in MONEY_CHECKS:
         assert Check(check).label

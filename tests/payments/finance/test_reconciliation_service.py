@@ -1,4 +1,4 @@
-"""payments.services.reconciliation.reconciliation_run, and the nightly task that calls it."""
+"""payments.finance.services.reconciliation_run, and the nightly task that calls it."""
 
 import json
 from datetime import timedelta
@@ -11,6 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.finance.services import reconciliation_run
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import (
     LedgerAccount,
     LedgerEntry,
@@ -18,9 +21,6 @@ from payments.models import (
     ReconciliationRun,
     TransactionKind,
 )
-from payments.services.balance import balance_pay_order
-from payments.services.ledger import customer_account, ledger_post, system_account
-from payments.services.reconciliation import reconciliation_run
 from payments.tasks import reconcile_daily
 from rental.services import order_set_status
 
@@ -75,7 +75,7 @@ def test_a_healthy_ledger_reconciles_with_no_discrepancy(healthy_ledger, finance
 
 
 def test_a_debit_adjustment_counts_its_positive_side(customer, credit, finance_user):
-    from payments.services.balance import balance_adjust
+    from payments.ledger.services.balance import balance_adjust
 
     credit(customer, "100.00")
     balance_adjust(

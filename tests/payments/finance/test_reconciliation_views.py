@@ -7,10 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.finance.services import reconciliation_run
+from payments.ledger.services.posting import customer_account
 from payments.models import LedgerAccount, ReconciliationRun
-from payments.services.balance import balance_pay_order
-from payments.services.ledger import customer_account
-from payments.services.reconciliation import reconciliation_run
 from rental.services import order_set_status
 
 URL = reverse("payments:finance_reconciliation")

@@ -11,6 +11,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from payments.crypto.services.payments import payment_create_top_up
+from payments.crypto.services.review import payment_mark_invalid
+from payments.crypto.services.status import payment_set_status
+from payments.finance.selectors import unallocated_payments
 from payments.locks import lock_payments
 from payments.models import (
     CryptoPayment,
@@ -20,10 +24,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.selectors.finance import unallocated_payments
-from payments.services.crypto import payment_create_top_up
-from payments.services.payment_status import payment_set_status
-from payments.services.review import payment_mark_invalid
 from tests.payments.watcher.conftest import units
 
 URL = reverse("payments:finance_unallocated")

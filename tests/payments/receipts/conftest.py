@@ -5,9 +5,9 @@ from decimal import Decimal
 
 import pytest
 
-from payments.services.balance import balance_pay_order
-from payments.services.crypto import payment_create_top_up
-from payments.services.scanning import scan_network
+from payments.chain.scanning import scan_network
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.payments import payment_create_top_up
 from rental.models import GpuModel, LotPrice
 from tests.conftest import set_stock
 

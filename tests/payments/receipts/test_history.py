@@ -9,8 +9,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from payments.crypto.services.payments import payment_create_top_up
 from payments.models import Receipt
-from payments.services.crypto import payment_create_top_up
 
 HISTORY = reverse("payments:history")
 

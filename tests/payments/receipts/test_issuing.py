@@ -10,21 +10,21 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from accounts.models import BillingDetails
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.exceptions import InsufficientBalance
+from payments.ledger.services.posting import (
+    Posting,
+    customer_account,
+    ledger_post_many,
+    ledger_reverse,
+    system_account,
+)
 from payments.models import (
     LedgerAccountKind,
     LedgerTransaction,
     Receipt,
     ReceiptCounter,
     TransactionKind,
-)
-from payments.services.balance import balance_pay_order
-from payments.services.ledger import (
-    Posting,
-    customer_account,
-    ledger_post_many,
-    ledger_reverse,
-    system_account,
 )
 
 

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 from django.urls import reverse
 
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import LedgerAccountKind, Receipt, TransactionKind, Withdrawal
-from payments.services.ledger import customer_account, ledger_post, system_account
 from rental.models import OrderExtension
 
 

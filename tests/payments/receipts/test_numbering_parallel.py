@@ -8,10 +8,10 @@ from decimal import Decimal
 import pytest
 from django.db import connection, transaction
 
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.exceptions import InsufficientBalance
 from payments.locks import lock_receipt_counter
 from payments.models import Receipt, ReceiptCounter
-from payments.services.balance import balance_pay_order
 from rental.models import Order
 from tests.concurrency import run_concurrently
 

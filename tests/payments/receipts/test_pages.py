@@ -11,8 +11,8 @@ from django.urls import reverse
 from pypdf import PdfReader
 
 from accounts.models import BillingDetails
+from payments.crypto.services.balance_payment import balance_pay_order
 from payments.models import Receipt
-from payments.services.balance import balance_pay_order
 
 
 def receipt_url(receipt: Receipt) -> str:

@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import expect
 
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import LedgerAccountKind, Receipt, TransactionKind, Withdrawal
-from payments.services.ledger import customer_account, ledger_post, system_account
 from tests.ui.test_phone_tables_browser import logged_in_phone
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

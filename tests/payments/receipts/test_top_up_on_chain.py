@@ -5,10 +5,10 @@ from decimal import Decimal
 
 from django.urls import reverse
 
+from payments.chain.scanning import scan_network
+from payments.crypto.services.payments import payment_create_for_order
+from payments.ledger.services.posting import customer_account
 from payments.models import PaymentStatus, Receipt, TransactionKind
-from payments.services.crypto import payment_create_for_order
-from payments.services.ledger import customer_account
-from payments.services.scanning import scan_network
 
 
 def test_a_top_up_confirmed_on_chain_gets_a_receipt(

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus, OrderStatusChange
 from rental.services import order_set_status
 

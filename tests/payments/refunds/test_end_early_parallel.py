@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
+from payments.ledger.services.posting import customer_account
+from payments.ledger.services.refunds import RefundOutcome, order_end_early_with_refund
 from payments.models import LedgerEntry, LedgerTransaction, TransactionKind
-from payments.services.ledger import customer_account
-from payments.services.refunds import RefundOutcome, order_end_early_with_refund
 from rental.hosts.models import Tenancy, TenancyStatus
 from rental.models import (
     CardAllocation,

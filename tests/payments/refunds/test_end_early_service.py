@@ -1,4 +1,4 @@
-"""Ending an order early with its refund (payments.services.refunds): who gets what, what is
+"""Ending an order early with its refund (payments.ledger.services.refunds): who gets what, what is
 released, what is refused, and that nothing moves twice."""
 
 from datetime import timedelta
@@ -9,14 +9,14 @@ from django.core import mail
 from django.db import IntegrityError, transaction
 
 from outbox.models import OutboxEvent
-from payments.models import LedgerAccountKind, LedgerTransaction, TransactionKind
-from payments.services.extensions import extension_pay_from_balance
-from payments.services.ledger import customer_account, ledger_post, system_account
-from payments.services.refunds import (
+from payments.crypto.services.extensions import extension_pay_from_balance
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
+from payments.ledger.services.refunds import (
     OrderNotEndable,
     RefundQuoteChanged,
     order_end_early_with_refund,
 )
+from payments.models import LedgerAccountKind, LedgerTransaction, TransactionKind
 from rental.hosts.services import host_return_manual
 from rental.models import (
     CardAllocation,

@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from payments.ledger.services.posting import customer_account
 from payments.models import LedgerTransaction, TransactionKind
-from payments.services.ledger import customer_account
 from rental.models import CardAllocation, Host, HostState, Order, OrderStatus
 from rental.money import usd
 from tests.conftest import confirm_teardown

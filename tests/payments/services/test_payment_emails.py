@@ -3,10 +3,10 @@
 from django.core import mail
 from django.db import transaction
 
+from payments.crypto.services.emails import payment_event_email_send
+from payments.crypto.services.status import payment_set_status
 from payments.locks import lock_payments
 from payments.models import PaymentEvent, PaymentStatus, ReviewReason
-from payments.services.emails import payment_event_email_send
-from payments.services.payment_status import payment_set_status
 
 
 def send_to_review(payment):

@@ -5,9 +5,9 @@ import itertools
 import pytest
 from django.db import transaction
 
+from payments.crypto.services.status import InvalidPaymentTransition, payment_set_status
 from payments.locks import lock_payments
 from payments.models import PAYMENT_TRANSITIONS, CryptoPayment, PaymentEvent, PaymentStatus
-from payments.services.payment_status import InvalidPaymentTransition, payment_set_status
 
 PAIRS = list(itertools.product(PaymentStatus.values, repeat=2))
 

@@ -3,9 +3,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from payments.chain.scanning import scan_network
+from payments.crypto.services.payments import payment_create_for_order, payment_create_top_up
 from payments.models import ChainCursor, CryptoPayment
-from payments.services.crypto import payment_create_for_order, payment_create_top_up
-from payments.services.scanning import scan_network
 
 
 @pytest.fixture

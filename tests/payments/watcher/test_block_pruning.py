@@ -4,9 +4,9 @@ finds the money of every watched payment (the scan reads again from the oldest o
 
 import pytest
 
+from payments.chain import storing
+from payments.chain.networks import get_network
 from payments.models import ChainBlock, ChainTransfer, CryptoPayment, PaymentStatus
-from payments.networks import get_network
-from payments.services import storing
 
 
 @pytest.fixture

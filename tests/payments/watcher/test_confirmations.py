@@ -8,6 +8,9 @@ from celery.exceptions import Retry
 from django.db.models import Sum
 
 from payments.chain.rpc import RpcError
+from payments.chain.scanning import payment_check, scan_network
+from payments.crypto.services.payments import payments_expire
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     ChainCursor,
     ChainTransfer,
@@ -20,9 +23,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.services.crypto import payments_expire
-from payments.services.ledger import customer_account, system_account
-from payments.services.scanning import payment_check, scan_network
 from rental.models import Order, OrderStatus
 from tests.conftest import lots_available
 

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from payments.chain.local import PAYER_KEY, token_contract
+from payments.ledger.services.posting import system_account
 from payments.models import (
     ChainTransfer,
     CryptoPayment,
@@ -17,7 +18,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.services.ledger import system_account
 from rental.models import Order, OrderStatus
 
 

@@ -5,8 +5,8 @@ import time
 
 from django.conf import settings as django_settings
 
+from payments.chain.scanning import claim, lease_duration
 from payments.models import ChainCursor, ChainTransfer
-from payments.services.scanning import claim, lease_duration
 
 
 def test_the_lease_and_the_scan_interval_fit_in_30_seconds():

@@ -8,6 +8,9 @@ from decimal import Decimal
 from django.urls import reverse
 from django.utils import timezone
 
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.payments import payment_create_for_order, payments_expire
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     ChainCursor,
     CryptoPayment,
@@ -16,9 +19,6 @@ from payments.models import (
     PaymentStatus,
     TransactionKind,
 )
-from payments.services.balance import balance_pay_order
-from payments.services.crypto import payment_create_for_order, payments_expire
-from payments.services.ledger import customer_account, system_account
 from rental.models import Order, OrderStatus
 
 from .conftest import units

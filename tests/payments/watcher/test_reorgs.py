@@ -2,6 +2,7 @@
 
 from decimal import Decimal
 
+from payments.ledger.services.posting import system_account
 from payments.models import (
     ChainTransfer,
     CryptoPayment,
@@ -11,7 +12,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.services.ledger import system_account
 from rental.models import Order, OrderStatus
 
 

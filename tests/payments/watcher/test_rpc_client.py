@@ -8,9 +8,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from payments.chain.networks import TRANSFER_TOPIC, get_network
 from payments.chain.rpc import ChainClient, RangeTooLarge, RpcError, parse_transfer
-from payments.networks import TRANSFER_TOPIC, get_network
-from payments.services.scanning import _read_logs
+from payments.chain.scanning import _read_logs
 
 TOKEN = "0x5fbdb2315678afecb367f032d93f642f64180aa3"
 

@@ -7,7 +7,7 @@ anvil has no such limit, so this one test uses a stand-in for the provider at th
 import pytest
 
 from payments.chain.rpc import RangeTooLarge, TransferLog
-from payments.services.scanning import _read_logs
+from payments.chain.scanning import _read_logs
 
 
 class LimitedProvider:

@@ -8,7 +8,11 @@ from decimal import Decimal
 import pytest
 from django.db.models import Sum
 
+from payments.chain.scanning import scan_network
+from payments.crypto.services.balance_payment import balance_pay_order
+from payments.crypto.services.order_payments import order_cancel
 from payments.exceptions import PaymentError
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     CryptoPayment,
     LedgerAccountKind,
@@ -17,10 +21,6 @@ from payments.models import (
     PaymentStatus,
     TransactionKind,
 )
-from payments.services.balance import balance_pay_order
-from payments.services.ledger import customer_account, system_account
-from payments.services.order_payments import order_cancel
-from payments.services.scanning import scan_network
 from rental.exceptions import RentalError
 from rental.models import Order, OrderStatus
 from tests.concurrency import run_concurrently

@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from outbox.models import OutboxEvent
+from payments.crypto.services.payments import payments_expire
 from payments.models import CryptoPayment
-from payments.services.crypto import payments_expire
 
 from .conftest import units
 

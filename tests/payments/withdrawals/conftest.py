@@ -9,9 +9,9 @@ from uuid import uuid4
 
 import pytest
 
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import LedgerAccountKind, Withdrawal
-from payments.services.ledger import customer_account, system_account
-from payments.services.withdrawals import withdrawal_approve, withdrawal_request
+from payments.withdrawals.services import withdrawal_approve, withdrawal_request
 from tests.payments.crypto_ui.conftest import local_network, top_up  # noqa: F401
 
 # anvil account 2: a wallet of the customer's own (never one of our deposit addresses)

@@ -12,7 +12,7 @@ from web3 import Web3
 from payments.chain import local
 from payments.chain.local import DEPLOYER_KEY, PAYER_KEY
 from payments.models import LedgerTransaction, TransactionKind, WithdrawalEvent, WithdrawalStatus
-from payments.services.withdrawals import (
+from payments.withdrawals.services import (
     WithdrawalError,
     WithdrawalHashError,
     withdrawal_check,

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from payments.models import LedgerTransaction, Withdrawal, WithdrawalStatus
-from payments.services.withdrawals import withdrawal_reject
+from payments.withdrawals.services import withdrawal_reject
 
 from .conftest import CUSTOMER_WALLET, balance_of, pending_total
 

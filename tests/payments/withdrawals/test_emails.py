@@ -8,14 +8,10 @@ from django.urls import reverse
 
 from payments.chain import local
 from payments.chain.local import PAYER_KEY
+from payments.chain.selectors import network_name
 from payments.models import WithdrawalEvent, WithdrawalStatus
-from payments.selectors.crypto import network_name
-from payments.services.withdrawals import (
-    withdrawal_check,
-    withdrawal_enter_hash,
-    withdrawal_reject,
-)
-from payments.services.withdrawals.emails import withdrawal_event_email_send
+from payments.withdrawals.services import withdrawal_check, withdrawal_enter_hash, withdrawal_reject
+from payments.withdrawals.services.emails import withdrawal_event_email_send
 
 from .conftest import CUSTOMER_WALLET, balance_of
 

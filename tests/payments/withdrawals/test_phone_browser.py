@@ -4,7 +4,7 @@ the screen: the address and the hash wrap instead of pushing the page sideways."
 import pytest
 from playwright.sync_api import expect
 
-from payments.services.withdrawals import withdrawal_approve, withdrawal_enter_hash
+from payments.withdrawals.services import withdrawal_approve, withdrawal_enter_hash
 from tests.ui.test_phone_tables_browser import PHONE, logged_in_phone
 
 from .conftest import CUSTOMER_WALLET

@@ -8,7 +8,7 @@ from uuid import uuid4
 import pytest
 
 from payments.models import LedgerTransaction, TransactionKind, Withdrawal
-from payments.services import withdrawals as service
+from payments.withdrawals import services as service
 from tests.concurrency import run_concurrently
 
 from .conftest import CUSTOMER_WALLET, balance_of, pending_total

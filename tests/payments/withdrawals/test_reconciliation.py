@@ -11,14 +11,10 @@ from django.utils import timezone
 
 from payments.chain import local
 from payments.chain.local import PAYER_KEY
+from payments.finance.services import reconciliation_run
+from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import LedgerAccountKind, TransactionKind
-from payments.services.ledger import customer_account, ledger_post, system_account
-from payments.services.reconciliation import reconciliation_run
-from payments.services.withdrawals import (
-    withdrawal_check,
-    withdrawal_enter_hash,
-    withdrawal_reject,
-)
+from payments.withdrawals.services import withdrawal_check, withdrawal_enter_hash, withdrawal_reject
 
 from .conftest import CUSTOMER_WALLET
 

@@ -13,7 +13,7 @@ from payments.models import (
     WithdrawalEvent,
     WithdrawalStatus,
 )
-from payments.services.withdrawals import (
+from payments.withdrawals.services import (
     InvalidWithdrawalTransition,
     OwnWithdrawal,
     WithdrawalAddressError,

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from payments.chain import local
 from payments.models import Withdrawal, WithdrawalStatus
-from payments.services.withdrawals import withdrawal_check, withdrawal_enter_hash
+from payments.withdrawals.services import withdrawal_check, withdrawal_enter_hash
 
 from .conftest import CUSTOMER_WALLET
 

@@ -14,7 +14,7 @@ from payments.models import (
     WithdrawalEvent,
     WithdrawalStatus,
 )
-from payments.services.withdrawals import InvalidWithdrawalTransition, withdrawal_set_status
+from payments.withdrawals.services import InvalidWithdrawalTransition, withdrawal_set_status
 
 from .conftest import CUSTOMER_WALLET
 

@@ -9,7 +9,7 @@ import pytest
 from payments.chain import local
 from payments.chain.local import PAYER_KEY
 from payments.models import Withdrawal, WithdrawalStatus
-from payments.services.withdrawals import withdrawal_approve, withdrawal_enter_hash
+from payments.withdrawals.services import withdrawal_approve, withdrawal_enter_hash
 from tests.payments.worker.conftest import wait_until, workers  # noqa: F401
 
 from .conftest import CUSTOMER_WALLET, balance_of, paid_total, pending_total

@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from payments.crypto.services.payments import payment_create_top_up
 from payments.models import CryptoPayment
-from payments.services.crypto import payment_create_top_up
 from tests.celery_worker import (
     WorkerHarness,
     broker_url_for,

@@ -8,6 +8,7 @@ import psycopg
 import pytest
 from django.db import connection
 
+from payments.ledger.services.posting import customer_account, system_account
 from payments.models import (
     ChainTransfer,
     CryptoPayment,
@@ -18,7 +19,6 @@ from payments.models import (
     TransactionKind,
     TransferStatus,
 )
-from payments.services.ledger import customer_account, system_account
 from tests.celery_worker import tcp_socket_owner
 
 from .conftest import pay_and_confirm_on_chain, wait_until

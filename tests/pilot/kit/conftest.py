@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from pilot.kit.diagnostics import build_diagnostics_zip
 from rental.models import Host, HostState, Order
 

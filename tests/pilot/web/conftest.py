@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, Order, OrderStatus
 from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
 

@@ -14,7 +14,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.hosts.models import Tenancy, TenancyStatus
 from rental.hosts.tenancy import (
     MANUAL_TEARDOWN_CHECKLIST,

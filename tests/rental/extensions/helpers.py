@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, Order, OrderStatus
 from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
 

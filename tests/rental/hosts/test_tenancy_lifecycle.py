@@ -205,7 +205,7 @@ def test_a_changed_host_key_stops_all_work_on_that_host(register_host, paid_orde
 def test_an_early_end_because_the_host_failed_tears_down_and_takes_the_host_out_of_service(
     register_host, paid_order, catalogue, operator, customer_key, ssh_as
 ):
-    from payments.services.refunds import order_end_early_with_refund
+    from payments.ledger.services.refunds import order_end_early_with_refund
 
     host, machine = register_host(cards=2)
     h100 = catalogue["h100"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
 
 SSH_KEY = (

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from payments.services.refunds import order_end_early_with_refund
+from payments.ledger.services.refunds import order_end_early_with_refund
 from rental import tasks
 from rental.hosts.tenancy import MANUAL_TEARDOWN_CHECKLIST, tenancy_set_status
 from rental.models import (

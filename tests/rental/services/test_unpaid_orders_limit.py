@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from payments.services.balance import balance_pay_order
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.exceptions import TooManyUnpaidOrders
 from rental.models import Order, OrderStatus, OrderStatusChange
 from rental.services import Configuration, order_cancel_by_customer, order_create

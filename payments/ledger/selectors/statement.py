@@ -1,0 +1,131 @@
+"""The customer's side of the ledger: balance and statement."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Window
+from django.db.models.functions import Coalesce
+from django.utils.translation import gettext
+
+from accounts.models import User
+from rental.models import OrderExtension
+
+from ...models import (
+    LedgerAccount,
+    LedgerAccountKind,
+    LedgerEntry,
+    LedgerTransaction,
+    Receipt,
+    TransactionKind,
+)
+
+
+def customer_balance_account(*, customer: User) -> LedgerAccount | None:
+    return LedgerAccount.objects.filter(
+        kind=LedgerAccountKind.CUSTOMER_BALANCE, customer=customer
+    ).first()
+
+
+def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
+    """Every entry of the customer's balance, oldest first, each with its running balance.
+
+    The running balance is a window over all the customer's entries, computed before any
+    pagination slices the result, so every page shows true running balances. Each entry also
+    carries `receipt_number` (its transaction's receipt or, for a withdrawal's request, the
+    receipt issued when it was paid out) and `for_extension_id` (a payment credited to the
+    balance to pay, at once, the extension it was sent for: the extension payment that
+    follows it on the same crypto payment).
+    """
+    paid_out = Receipt.objects.filter(
+        transaction__withdrawal_id=OuterRef("transaction__withdrawal_id"),
+        kind=TransactionKind.WITHDRAWAL_PAID,
+    ).values("number")[:1]
+    extension_paid = LedgerTransaction.objects.filter(
+        payment_id=OuterRef("transaction__payment_id"),
+        kind=TransactionKind.EXTENSION_PAYMENT,
+        pk__gt=OuterRef("transaction_id"),
+    ).order_by("pk")
+    return (
+        LedgerEntry.objects.filter(
+            account__kind=LedgerAccountKind.CUSTOMER_BALANCE, account__customer=customer
+        )
+        .select_related(
+            "transaction",
+            "transaction__order",
+            "transaction__payment",
+            "transaction__withdrawal",
+        )
+        .annotate(
+            running_balance=Window(
+                Sum("amount"), order_by=[F("transaction__created_at").asc(), F("pk").asc()]
+            ),
+            receipt_number=Coalesce(
+                F("transaction__receipt__number"),
+                Subquery(paid_out, output_field=IntegerField()),
+                output_field=IntegerField(),
+            ),
+            for_extension_id=Subquery(
+                extension_paid.values("extension_id")[:1], output_field=IntegerField()
+            ),
+        )
+        .order_by("transaction__created_at", "pk")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StatementRow:
+    """What a statement line shows beside its amount (templates compare no kinds)."""
+
+    entry: LedgerEntry
+
+    @property
+    def transaction(self) -> LedgerTransaction:
+        return self.entry.transaction
+
+    @property
+    def kind_label(self) -> str:
+        payment = self.extension_payment
+        if payment is not None:
+            return gettext("Received in %(asset)s for extension %(extension)s") % {
+                "asset": payment.asset,
+                "extension": OrderExtension(pk=self.entry.for_extension_id).reference,
+            }
+        return self.transaction.get_kind_display()
+
+    @property
+    def extension_payment(self):
+        """The crypto payment credited here to pay, at once, the extension it was sent for."""
+        return self.transaction.payment if self.entry.for_extension_id else None
+
+    @property
+    def withdrawal_label(self) -> str:
+        withdrawal = self.transaction.withdrawal
+        if withdrawal is None:
+            return ""
+        if self.transaction.kind == TransactionKind.WITHDRAWAL_REQUEST:
+            return gettext("Held for withdrawal %(reference)s") % {
+                "reference": withdrawal.reference
+            }
+        if self.transaction.kind == TransactionKind.WITHDRAWAL_RETURN:
+            return gettext("Withdrawal %(reference)s rejected: the amount is back") % {
+                "reference": withdrawal.reference
+            }
+        return ""
+
+    @property
+    def adjustment_reason(self) -> str:
+        """Finance's reason, written for the customer (system memos are English bookkeeping)."""
+        return self.transaction.memo if self.transaction.kind == TransactionKind.ADJUSTMENT else ""
+
+    @property
+    def is_early_end_refund(self) -> bool:
+        return self.transaction.kind == TransactionKind.REFUND and bool(self.transaction.order_id)
+
+    @property
+    def receipt_reference(self) -> str:
+        number = self.entry.receipt_number
+        return Receipt(number=number).reference if number else ""
+
+
+def statement_rows(entries: Iterable[LedgerEntry]) -> list[StatementRow]:
+    return [StatementRow(entry) for entry in entries]

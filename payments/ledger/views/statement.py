@@ -1,0 +1,55 @@
+"""The customer's balance page: statement and CSV."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET
+
+from accounts.fields import ascii_int
+
+from ...csv_export import csv_download, text_cell
+from ..selectors.statement import customer_balance_account, customer_statement, statement_rows
+
+STATEMENT_PAGE_SIZE = 50
+
+
+@login_required
+@require_GET
+def statement(request: HttpRequest) -> HttpResponse:
+    entries = customer_statement(customer=request.user)
+    paginator = Paginator(entries, STATEMENT_PAGE_SIZE)
+    # Newest page first by default: the most recent movements are what a customer looks for.
+    page = paginator.get_page(ascii_int(request.GET.get("page")) or paginator.num_pages)
+    account = customer_balance_account(customer=request.user)
+    return TemplateResponse(
+        request,
+        "payments/statement.html",
+        {
+            "page": page,
+            "entries": page.object_list,
+            "rows": statement_rows(page.object_list),
+            "account": account,
+        },
+    )
+
+
+STATEMENT_CSV_HEADER = ["date", "kind", "memo", "order", "amount_usd", "running_balance_usd"]
+
+
+@login_required
+@require_GET
+def statement_csv(request: HttpRequest) -> StreamingHttpResponse:
+    entries = customer_statement(customer=request.user).iterator(chunk_size=500)
+    rows = (
+        [
+            entry.transaction.created_at.isoformat(),
+            entry.transaction.kind,
+            text_cell(entry.transaction.memo),
+            entry.transaction.order.reference if entry.transaction.order else "",
+            f"{entry.amount:.2f}",
+            f"{entry.running_balance:.2f}",
+        ]
+        for entry in entries
+    )
+    return csv_download(header=STATEMENT_CSV_HEADER, rows=rows, filename="balance-statement.csv")
