@@ -8,7 +8,7 @@ from accounts.models import User
 from rental.models import ExtensionStatus, OrderExtension
 from rental.selectors_extensions import customer_extension, order_extendable
 
-from ...ledger.services.posting import customer_account
+from ...ledger.selectors.statement import customer_balance_account
 from ...models import LIVE_STATUSES, CryptoPayment
 
 
@@ -57,9 +57,12 @@ def extension_pay_view(*, customer: User, extension_id: int) -> ExtensionPayView
             .order_by("-pk")
             .first()
         )
+    # Read only: a customer who never had a balance account has a balance of zero (the
+    # account is created by the first posting, never by a page).
+    account = customer_balance_account(customer=customer)
     return ExtensionPayView(
         extension=extension,
-        balance=customer_account(customer).balance,
+        balance=account.balance if account else Decimal("0.00"),
         live_payment=live,
         order_extendable=order_extendable(extension.order),
     )
