@@ -3,8 +3,9 @@
 `outbox_emit` is called inside the transaction that changes the state the event describes:
 the event commits with the change or not at all. The dispatch is queued after the commit; a
 dispatch lost with a worker or a broker message is done again by `outbox_dispatch_pending`
-(the webhooks' minute sweep calls it), and `outbox_dispatch` does each event once whatever the
-number of calls (row lock + `dispatched_at`).
+(the outbox's own beat task, `outbox.tasks.outbox_redispatch`, every minute), and
+`outbox_dispatch` does each event once whatever the number of calls (row lock +
+`dispatched_at`).
 """
 
 import logging
@@ -94,7 +95,7 @@ def outbox_dispatch(*, event_pk: int) -> bool:
     return True
 
 
-# An event is queued for dispatch at its commit; the sweep takes only those older than this,
+# An event is queued for dispatch at its commit; the re-dispatch takes only those older than this,
 # so it does not race every fresh dispatch.
 DISPATCH_GRACE = timedelta(seconds=30)
 

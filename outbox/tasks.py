@@ -9,3 +9,10 @@ from . import services
 def outbox_dispatch(event_pk: int) -> bool:
     """Hand one committed event to its handlers (once; a repeat does nothing)."""
     return services.outbox_dispatch(event_pk=event_pk)
+
+
+@shared_task(acks_late=True)
+def outbox_redispatch() -> list[int]:
+    """Celery beat, every minute: dispatch the events whose dispatch was lost (a broker
+    message lost, a worker killed before it ran); the pks dispatched now."""
+    return services.outbox_dispatch_pending()

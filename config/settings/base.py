@@ -330,8 +330,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "api.tasks.purge_idempotency_keys",  # kept API_IDEMPOTENCY_KEY_HOURS
         "schedule": crontab(minute=17),
     },
+    "outbox-redispatch": {
+        "task": "outbox.tasks.outbox_redispatch",  # events whose dispatch was lost
+        "schedule": 60.0,
+    },
     "webhooks-sweep": {
-        "task": "api.webhooks.tasks.webhooks_sweep",  # lost dispatches and due redeliveries
+        "task": "api.webhooks.tasks.webhooks_sweep",  # due redeliveries
         "schedule": 60.0,
     },
 }

@@ -1,16 +1,16 @@
-"""The minute sweep (Celery beat): nothing is lost when a worker dies or a broker message is.
+"""The minute sweep (Celery beat): no delivery is lost when a worker dies or a broker message is.
 
-It dispatches outbox events never dispatched, then queues every open delivery whose next
-attempt is due (a retry whose task was lost, an attempt whose worker was killed and whose
-lease has passed). Queuing twice is harmless: an attempt claims its delivery first.
+It queues every open delivery whose next attempt is due (a retry whose task was lost, an
+attempt whose worker was killed and whose lease has passed). Queuing twice is harmless: an
+attempt claims its delivery first. Outbox events whose dispatch was lost are the outbox's own
+business (its beat task, outbox.tasks.outbox_redispatch): the bottom of the house is not driven
+from the webhooks above it.
 """
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.utils import timezone
-
-from outbox.services import outbox_dispatch_pending
 
 from ..models import OPEN_STATUSES, WebhookDelivery
 
@@ -19,18 +19,16 @@ BATCH = 500
 
 @dataclass
 class SweepReport:
-    dispatched: list[int] = field(default_factory=list)
     queued: list[int] = field(default_factory=list)
 
 
 def webhooks_sweep(*, now: datetime | None = None) -> SweepReport:
     """`now`: the real clock by default; tests pass another to choose what is due (the
-    queued attempts themselves always run on the real clock). A handler that fails for an
-    event does not stop it (outbox_dispatch_pending logs and skips that event)."""
+    queued attempts themselves always run on the real clock)."""
     from .. import tasks
 
     now = now or timezone.now()
-    report = SweepReport(dispatched=outbox_dispatch_pending(now=now, limit=BATCH))
+    report = SweepReport()
     due = (
         WebhookDelivery.objects.filter(
             status__in=OPEN_STATUSES, next_attempt_at__lte=now, endpoint__enabled=True
