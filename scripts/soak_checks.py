@@ -73,7 +73,7 @@ def balance_problems(driver: Driver) -> list[str]:
 
 
 def reconciliation_problems(started: datetime) -> tuple[str, list[str]]:
-    """finance's reconciliation over the days of the soak (payments/services/reconciliation)."""
+    """finance's reconciliation over the days of the soak (payments/finance/services.py)."""
     from payments.finance.services import reconciliation_run
 
     today = datetime.now(UTC).date()
