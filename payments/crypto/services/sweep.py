@@ -1,6 +1,7 @@
 """The minute sweep of payments whose time ran out (Celery beat: `expire_payments`)."""
 
-from . import crypto, extensions
+from . import extensions
+from . import payments as crypto
 
 
 def payments_sweep() -> int:
