@@ -348,7 +348,7 @@ def test_received_totals_match_the_chain(chain, order_payment, pay, scan):
 def test_the_scan_task_schedules_a_retry_with_backoff_and_changes_nothing(
     chain, order_payment, pay, dead_rpc_url, settings
 ):
-    from payments import tasks
+    from payments.chain import tasks  # the scan tasks and the scanning module they call
 
     payment = order_payment()
     pay(payment)
