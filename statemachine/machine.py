@@ -76,15 +76,17 @@ class StateMachine:
             raise self.refuse(obj, to_status)
 
     def audit_row(
-        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str
+        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
     ) -> Model:
-        """The audit row of one change, not saved (a batch setter inserts many at once)."""
+        """The audit row of one change, not saved (a batch setter inserts many at once);
+        `extra` fills the audit model's own fields (a payment event's kind and data)."""
         return self.audit_model(
             **{self.audit_model.subject_field: obj},
             from_status=from_status,
             to_status=to_status,
             actor=actor,
             reason=reason[:REASON_MAX_LENGTH],
+            **extra,
         )
 
     def log_on_commit(self, obj: Model, *, from_status: str, to_status: str, actor, reason: str):
@@ -113,12 +115,12 @@ class StateMachine:
         )
 
     def record(
-        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str
+        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
     ) -> Transition:
         """Write the audit row and schedule the log line of a change already saved (also the
         creation of a row: `from_status` ""); no effects."""
         audit = self.audit_row(
-            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
+            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason, **extra
         )
         audit.save(force_insert=True)
         self.log_on_commit(
