@@ -371,7 +371,11 @@ def test_draining_a_host_is_recorded_with_who_and_shown(operator_client, catalog
     assert host.state == HostState.DRAINING
     assert lots_available(catalogue["h200"]) == before - host.cards
     change = HostStateChange.objects.get(host=host)
-    assert (change.from_status, change.to_status, change.actor) == ("available", "draining", operator)
+    assert (change.from_status, change.to_status, change.actor) == (
+        "available",
+        "draining",
+        operator,
+    )
     html = response.content.decode()
     assert 'data-field="state">Draining<' in html
     history = html.split('data-section="host-history"')[1].split("</ol>")[0]
