@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 
+from .locks import lock_token
 from .models import ApiToken, scopes_text
 
 TOKEN_PREFIX = "gr"
@@ -69,7 +70,7 @@ def token_revoke(*, owner: User, token_id: int) -> ApiToken:
     """Revoke one of the owner's tokens (again: nothing changes). Another owner's token
     raises ApiToken.DoesNotExist."""
     with transaction.atomic():
-        token = ApiToken.objects.select_for_update(of=("self",)).get(pk=token_id, owner=owner)
+        token = lock_token(token_id=token_id, owner=owner)
         if token.revoked_at is None:
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from .locks import lock_pending_event
 from .models import OutboxEvent
 
 logger = logging.getLogger(__name__)
@@ -81,11 +82,7 @@ def outbox_dispatch(*, event_pk: int) -> bool:
     first, then finds `dispatched_at` set and does nothing.
     """
     with transaction.atomic():
-        event = (
-            OutboxEvent.objects.select_for_update(of=("self",))
-            .filter(pk=event_pk, dispatched_at__isnull=True)
-            .first()
-        )
+        event = lock_pending_event(event_pk)
         if event is None:
             return False
         for handler in handlers():

@@ -15,6 +15,8 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils.translation import gettext_lazy as _
 
+from statemachine.audit import StatusChange, status_pair
+
 AMOUNT = {"max_digits": 14, "decimal_places": 2}
 
 
@@ -498,6 +500,23 @@ class TransferStatus(models.TextChoices):
     REVERSED = "reversed", _("Reversed after confirmation")
 
 
+# Which status may follow which. Its setter is to come (today payments.services.storing and
+# payments.services.confirming write it in batches, under payments.locks): it will check this
+# map through statemachine.StateMachine.
+CHAIN_TRANSFER_TRANSITIONS: dict[str, frozenset[str]] = {
+    # Confirmed at N blocks with its block hash unchanged; reorged when the hash changed first;
+    # seen again when its log turns up in another block (a scan after a reorganisation).
+    TransferStatus.SEEN: frozenset(
+        {TransferStatus.CONFIRMED, TransferStatus.REORGED, TransferStatus.SEEN}
+    ),
+    TransferStatus.REORGED: frozenset({TransferStatus.SEEN}),
+    # Reversed when its block vanished after the confirmation (the payment goes to review);
+    # seen again when the transaction is mined anew in another block.
+    TransferStatus.CONFIRMED: frozenset({TransferStatus.REVERSED, TransferStatus.SEEN}),
+    TransferStatus.REVERSED: frozenset({TransferStatus.SEEN}),
+}
+
+
 class ChainTransfer(models.Model):
     """One Transfer log of a configured token to one of our deposit addresses."""
 
@@ -586,26 +605,22 @@ class ChainBlock(models.Model):
         return f"{self.network} #{self.number} {self.hash}"
 
 
-class PaymentEvent(models.Model):
-    """The payment's history: every state change, declaration and operator action."""
+class PaymentEvent(StatusChange):
+    """The payment's history: every state change, declaration and operator action (an event
+    that is no state change leaves from/to empty)."""
 
     payment = models.ForeignKey(CryptoPayment, on_delete=models.CASCADE, related_name="events")
     kind = models.CharField(_("event"), max_length=32, choices=PaymentEventKind.choices)
-    from_status = models.CharField(_("from"), max_length=16, blank=True)
-    to_status = models.CharField(_("to"), max_length=16, blank=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    from_status, to_status = status_pair(max_length=16, to_blank=True)
     data = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
     # The customer's email about this event (payments.services.emails), sent once.
     emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
-    class Meta:
+    subject_field = "payment"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("payment event")
         verbose_name_plural = _("payment events")
-        ordering = ("created_at", "pk")
 
     def __str__(self) -> str:
         return f"{self.payment_id}: {self.kind}"
@@ -720,29 +735,21 @@ class Withdrawal(models.Model):
         return f"WDR-{self.pk:06d}"
 
 
-class WithdrawalEvent(models.Model):
+class WithdrawalEvent(StatusChange):
     """A withdrawal's history: every status change and every on-chain check, with who."""
 
     withdrawal = models.ForeignKey(Withdrawal, on_delete=models.CASCADE, related_name="events")
-    from_status = models.CharField(_("from"), max_length=12, blank=True)
-    to_status = models.CharField(_("to"), max_length=12, blank=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
+    from_status, to_status = status_pair(max_length=12, to_blank=True)
     data = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
     # The customer's email about this event (paid, rejected), sent once
     # (payments.services.withdrawals.emails).
     emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
-    class Meta:
+    subject_field = "withdrawal"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("withdrawal event")
         verbose_name_plural = _("withdrawal events")
-        ordering = ("created_at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.withdrawal_id}: {self.from_status or '∅'} → {self.to_status}"
 
 
 class ReceiptCounter(models.Model):

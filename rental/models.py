@@ -3,6 +3,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from statemachine.audit import StatusChange, status_pair
+
 from .pricing import DURATIONS_DAYS, MAX_LOTS, MIN_LOTS
 from .readiness import host_port
 
@@ -276,31 +278,17 @@ class Order(models.Model):
         return bool(self.provisioning_issue)
 
 
-class OrderStatusChange(models.Model):
+class OrderStatusChange(StatusChange):
     """One row per status change: who, when, from what, to what and why."""
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(
-        _("from"), max_length=20, choices=OrderStatus.choices, blank=True
-    )
-    to_status = models.CharField(_("to"), max_length=20, choices=OrderStatus.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    from_status, to_status = status_pair(max_length=20, choices=OrderStatus.choices)
 
-    class Meta:
+    subject_field = "order"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("order status change")
         verbose_name_plural = _("order status changes")
-        ordering = ("created_at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.order_id}: {self.from_status or '∅'} → {self.to_status}"
 
 
 class IssueEventKind(models.TextChoices):
@@ -484,25 +472,20 @@ class Host(models.Model):
         return f"{self.ssh_user}@{host_port(self.ssh_host, self.ssh_port)}"
 
 
-class HostStateChange(models.Model):
+class HostStateChange(StatusChange):
     """One row per host state change: who, when, from what, to what and why."""
 
     host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="state_changes")
-    from_state = models.CharField(_("from"), max_length=16, choices=HostState.choices, blank=True)
-    to_state = models.CharField(_("to"), max_length=16, choices=HostState.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    # Named like every audit row's; the columns keep their first names.
+    from_status, to_status = status_pair(
+        max_length=16, choices=HostState.choices, db_columns=("from_state", "to_state")
     )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
 
-    class Meta:
+    subject_field = "host"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("host state change")
         verbose_name_plural = _("host state changes")
-        ordering = ("created_at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.host_id}: {self.from_state or '∅'} → {self.to_state}"
 
 
 class CardAllocation(models.Model):
@@ -666,29 +649,19 @@ class OrderExtension(models.Model):
         return f"EXT-{self.pk:06d}"
 
 
-class ExtensionStatusChange(models.Model):
+class ExtensionStatusChange(StatusChange):
     """One row per extension status change: who, when, from what, to what and why."""
 
     extension = models.ForeignKey(
         OrderExtension, on_delete=models.CASCADE, related_name="status_changes"
     )
-    from_status = models.CharField(
-        _("from"), max_length=20, choices=ExtensionStatus.choices, blank=True
-    )
-    to_status = models.CharField(_("to"), max_length=20, choices=ExtensionStatus.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    from_status, to_status = status_pair(max_length=20, choices=ExtensionStatus.choices)
 
-    class Meta:
+    subject_field = "extension"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("extension status change")
         verbose_name_plural = _("extension status changes")
-        ordering = ("created_at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.extension_id}: {self.from_status or '∅'} → {self.to_status}"
 
 
 from .hosts.models import (  # noqa: E402, F401  (registered with the rental app)

@@ -1,6 +1,10 @@
-"""Row locks of webhooks, in one order: the endpoint, then its deliveries (each by pk)."""
+"""Row locks of webhooks, in one order: the endpoint(s), by pk, then their deliveries (each by
+pk); under an outbox event's dispatch lock when fanning it out (see the house's lock order in
+rental.locks)."""
 
-from .models import WebhookDelivery, WebhookEndpoint
+from django.db.models import Q
+
+from .models import DisabledReason, WebhookDelivery, WebhookEndpoint
 
 
 def lock_endpoint(*, endpoint_id: int, owner_id: int | None = None) -> WebhookEndpoint | None:
@@ -8,6 +12,17 @@ def lock_endpoint(*, endpoint_id: int, owner_id: int | None = None) -> WebhookEn
     if owner_id is not None:
         rows = rows.filter(owner_id=owner_id)
     return rows.first()
+
+
+def lock_endpoints_receiving(*, owner_id: int) -> list[WebhookEndpoint]:
+    """The owner's endpoints that receive events (enabled, or paused after failures: they
+    get them later), locked in primary-key order."""
+    return list(
+        WebhookEndpoint.objects.select_for_update(of=("self",))
+        .filter(owner_id=owner_id)
+        .filter(Q(enabled=True) | Q(disabled_reason=DisabledReason.FAILURES))
+        .order_by("pk")
+    )
 
 
 def lock_delivery(*, delivery_id: int) -> WebhookDelivery | None:

@@ -18,6 +18,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from statemachine.audit import StatusChange, status_pair
+
 
 class TenancyStatus(models.TextChoices):
     PROVISIONING = "provisioning", _("Preparing")
@@ -108,27 +110,17 @@ class Tenancy(models.Model):
         return f"{self.account} ({self.status})"
 
 
-class TenancyStatusChange(models.Model):
+class TenancyStatusChange(StatusChange):
     """One row per tenancy status change: who, when, from what, to what and why."""
 
     tenancy = models.ForeignKey(Tenancy, on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(
-        _("from"), max_length=14, choices=TenancyStatus.choices, blank=True
-    )
-    to_status = models.CharField(_("to"), max_length=14, choices=TenancyStatus.choices)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    reason = models.CharField(_("reason"), max_length=500, blank=True)
-    created_at = models.DateTimeField(_("when"), auto_now_add=True)
+    from_status, to_status = status_pair(max_length=14, choices=TenancyStatus.choices)
 
-    class Meta:
+    subject_field = "tenancy"
+
+    class Meta(StatusChange.Meta):
         verbose_name = _("tenancy status change")
         verbose_name_plural = _("tenancy status changes")
-        ordering = ("created_at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.tenancy_id}: {self.from_status or '∅'} → {self.to_status}"
 
 
 class TenancyStep(models.Model):

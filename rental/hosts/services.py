@@ -10,6 +10,7 @@ check passes. Only a passing host check returns a worker-managed host to "availa
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,8 +21,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from statemachine import StateMachine
 
 from ..exceptions import RentalError
+from ..locks import lock_host
 from ..models import (
     HOST_TRANSITIONS,
     ComputePlatform,
@@ -31,6 +34,8 @@ from ..models import (
 )
 from . import engine
 
+logger = logging.getLogger(__name__)
+
 
 class HostActionRefused(RentalError):
     """The host cannot do that now; `message` says why."""
@@ -39,26 +44,45 @@ class HostActionRefused(RentalError):
 # ------------------------------------------------------------------------ the one setter
 
 
+def _refuse(host: Host, to_state: str) -> HostActionRefused:
+    return HostActionRefused(
+        _("A host cannot go from %(from)s to %(to)s.")
+        % {"from": host.get_state_display(), "to": HostState(to_state).label}
+    )
+
+
+# The host's states: HOST_TRANSITIONS, its audit rows and its log line.
+HOST_STATES = StateMachine(
+    name="host",
+    transitions=HOST_TRANSITIONS,
+    audit_model=HostStateChange,
+    refuse=_refuse,
+    state_field="state",
+    logger=logger,
+    describe=lambda host: (f"host {host.name}", {"host": host.name}),
+)
+
+
 def host_set_state(*, host_id: int, to_state: str, actor: User | None, reason: str) -> Host:
     """The one way a host changes state: locks the row, checks HOST_TRANSITIONS, writes the
-    audit row. Setting the state it already has changes nothing (and writes nothing)."""
-    with transaction.atomic():
-        host = Host.objects.select_for_update(of=("self",)).get(pk=host_id)
-        if host.state == to_state:
-            return host
-        if to_state not in HOST_TRANSITIONS[host.state]:
-            raise HostActionRefused(
-                _("A host cannot go from %(from)s to %(to)s.")
-                % {"from": host.get_state_display(), "to": HostState(to_state).label}
-            )
-        from_state = host.state
-        host.state = to_state
-        host.state_detail = reason[:500]
-        host.save(update_fields=["state", "state_detail", "updated_at"])
-        HostStateChange.objects.create(
-            host=host, from_state=from_state, to_state=to_state, actor=actor, reason=reason[:500]
-        )
-    return host
+    audit row; the reason is also the host's `state_detail`. Setting the state it already has
+    changes nothing (and writes nothing)."""
+    return HOST_STATES.set(
+        lock=lock_host,
+        pk=host_id,
+        to_status=to_state,
+        actor=actor,
+        reason=reason,
+        fields={"state_detail": reason[:500]},
+        unchanged_ok=True,
+    )
+
+
+def host_set_initial_state(host: Host) -> None:
+    """A new host's first state (on the unsaved row; its creation is its first record): a
+    worker-managed host sells cards only once its key is confirmed and a host check passed; a
+    host prepared by hand is available at once."""
+    host.state = HostState.UNCHECKED if host.worker_managed else HostState.AVAILABLE
 
 
 def hosts_take_out_of_service(*, host_ids, actor: User | None, reason: str) -> None:
@@ -140,7 +164,7 @@ def host_confirm_key(*, host_id: int, actor: User | None, fingerprint: str) -> H
     meanwhile is not pinned by mistake). A host whose key had changed goes back to unchecked:
     a host check must pass before it sells a card again."""
     with transaction.atomic():
-        host = Host.objects.select_for_update(of=("self",)).get(pk=host_id)
+        host = lock_host(host_id)
         if not host.host_key_offered:
             raise HostActionRefused(_("Fetch the host key first."))
         if fingerprint.strip() != engine.fingerprint(host.host_key_offered):

@@ -37,8 +37,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from statemachine import StateMachine
 
 from ..exceptions import RentalError
+from ..locks import lock_tenancy
 from ..models import (
     CardAllocation,
     ComputePlatform,
@@ -84,47 +86,37 @@ class Outcome(enum.StrEnum):
 # ------------------------------------------------------------------------ the one setter
 
 
+def _refuse(tenancy: Tenancy, to_status: str) -> TenancyActionRefused:
+    return TenancyActionRefused(
+        _("This host's access cannot go from %(from)s to %(to)s.")
+        % {"from": tenancy.get_status_display(), "to": TenancyStatus(to_status).label}
+    )
+
+
+# The tenancy's states: TENANCY_TRANSITIONS, its audit rows and its log line.
+TENANCY_STATES = StateMachine(
+    name="tenancy",
+    transitions=TENANCY_TRANSITIONS,
+    audit_model=TenancyStatusChange,
+    refuse=_refuse,
+    logger=logger,
+    describe=lambda tenancy: (f"tenancy {tenancy.account}", {"account": tenancy.account}),
+)
+
+
 def tenancy_set_status(
     *, tenancy_id: int, to_status: str, actor: User | None, reason: str, **fields
 ) -> Tenancy:
     """The one way a tenancy changes status: locks the row, checks TENANCY_TRANSITIONS,
     saves with `fields`, writes the audit row. Raises TenancyActionRefused otherwise."""
-    with transaction.atomic():
-        tenancy = Tenancy.objects.select_for_update(of=("self",)).get(pk=tenancy_id)
-        if to_status not in TENANCY_TRANSITIONS[tenancy.status]:
-            raise TenancyActionRefused(
-                _("This host's access cannot go from %(from)s to %(to)s.")
-                % {"from": tenancy.get_status_display(), "to": TenancyStatus(to_status).label}
-            )
-        from_status = tenancy.status
-        tenancy.status = to_status
-        for name, value in fields.items():
-            setattr(tenancy, name, value)
-        tenancy.save(update_fields=["status", "updated_at", *fields])
-        TenancyStatusChange.objects.create(
-            tenancy=tenancy,
-            from_status=from_status,
-            to_status=to_status,
-            actor=actor,
-            reason=reason[:500],
-        )
-        reference = tenancy.account
-        transaction.on_commit(
-            lambda: logger.info(
-                "tenancy %s %s -> %s: %s",
-                reference,
-                from_status,
-                to_status,
-                reason,
-                extra={
-                    "event": "tenancy_status",
-                    "account": reference,
-                    "from_status": from_status,
-                    "to_status": to_status,
-                },
-            )
-        )
-    return tenancy
+    return TENANCY_STATES.set(
+        lock=lock_tenancy,
+        pk=tenancy_id,
+        to_status=to_status,
+        actor=actor,
+        reason=reason,
+        fields=fields,
+    )
 
 
 def account_name(order_id: int, host_id: int) -> str:
@@ -547,7 +539,7 @@ def tenancy_confirm_operator_step(*, tenancy_id: int, actor: User | None, note: 
 
     note = note.strip()
     with transaction.atomic():
-        tenancy = Tenancy.objects.select_for_update(of=("self",)).get(pk=tenancy_id)
+        tenancy = lock_tenancy(tenancy_id)
         if tenancy.status != TenancyStatus.PROVISIONING or not tenancy.operator_step:
             raise TenancyActionRefused(_("This host is not waiting for an operator's step."))
         tenancy.operator_step = False

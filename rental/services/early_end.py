@@ -14,6 +14,7 @@ from accounts.models import User
 from ..exceptions import RentalError
 from ..hosts.services import hosts_take_out_of_service
 from ..hosts.tenancy import tenancies_revoke
+from ..locks import lock_order
 from ..models import CardAllocation, Order, OrderEmailKind, OrderStatus
 from ..refunds import EARLY_END_STATUSES, early_end_check
 from .extensions import extensions_cancel_for_order
@@ -60,9 +61,7 @@ def order_end_early(
         raise ValueError("ending an order early needs a reason")
     now = now or timezone.now()
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).filter(pk=order_id).first()
-        if order is None:
-            raise Order.DoesNotExist()
+        order = lock_order(order_id)
         if order.status not in EARLY_END_STATUSES or order.ended_early_at is not None:
             return None
         check = early_end_check(order, now)

@@ -24,8 +24,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from statemachine import StateMachine
 
 from ..exceptions import InvalidTransition, PriceUnavailable, RentalError
+from ..locks import lock_extension, lock_order
 from ..models import (
     EXTENSION_TRANSITIONS,
     ExtensionStatus,
@@ -82,13 +84,7 @@ def _hold_expired(extension: OrderExtension, now: datetime) -> bool:
 
 
 def _locked_order(order_id: int, customer: User | None = None) -> Order:
-    orders = Order.objects.select_for_update(of=("self",)).filter(pk=order_id)
-    if customer is not None:
-        orders = orders.filter(customer=customer)
-    order = orders.first()
-    if order is None:
-        raise Order.DoesNotExist()
-    return order
+    return lock_order(order_id, customer=customer)
 
 
 def _order_id_of(extension_id: int, customer: User | None = None) -> int:
@@ -102,27 +98,22 @@ def _order_id_of(extension_id: int, customer: User | None = None) -> int:
     return order_id
 
 
-def _log(extension: OrderExtension, from_status: str, reason: str, actor: User | None) -> None:
-    to_status, reference, order_id = extension.status, extension.reference, extension.order_id
-    transaction.on_commit(
-        lambda: logger.info(
-            "extension %s of order %s %s -> %s: %s",
-            reference,
-            order_id,
-            from_status or "(new)",
-            to_status,
-            reason or "-",
-            extra={
-                "event": "extension_status",
-                "extension": reference,
-                "order_id": order_id,
-                "from_status": from_status,
-                "to_status": to_status,
-                "actor_id": actor.pk if actor else None,
-                "reason": reason,
-            },
-        )
+def _describe(extension: OrderExtension) -> tuple[str, dict]:
+    return (
+        f"extension {extension.reference} of order {extension.order_id}",
+        {"extension": extension.reference, "order_id": extension.order_id},
     )
+
+
+# The extension's states: EXTENSION_TRANSITIONS, its audit rows and its log line.
+EXTENSION_STATES = StateMachine(
+    name="extension",
+    transitions=EXTENSION_TRANSITIONS,
+    audit_model=ExtensionStatusChange,
+    refuse=lambda extension, to_status: InvalidExtensionTransition(),
+    logger=logger,
+    describe=_describe,
+)
 
 
 def extension_set_status(
@@ -134,24 +125,14 @@ def extension_set_status(
     checks EXTENSION_TRANSITIONS, saves the status with `fields` (the period paid, say) and
     writes the status-change row. Raises InvalidExtensionTransition otherwise.
     """
-    with transaction.atomic():
-        extension = OrderExtension.objects.select_for_update(of=("self",)).get(pk=extension_id)
-        if to_status not in EXTENSION_TRANSITIONS[extension.status]:
-            raise InvalidExtensionTransition()
-        from_status = extension.status
-        extension.status = to_status
-        for name, value in fields.items():
-            setattr(extension, name, value)
-        extension.save(update_fields=["status", "updated_at", *fields])
-        ExtensionStatusChange.objects.create(
-            extension=extension,
-            from_status=from_status,
-            to_status=to_status,
-            actor=actor,
-            reason=reason[:500],
-        )
-        _log(extension, from_status, reason, actor)
-    return extension
+    return EXTENSION_STATES.set(
+        lock=lock_extension,
+        pk=extension_id,
+        to_status=to_status,
+        actor=actor,
+        reason=reason,
+        fields=fields,
+    )
 
 
 def extension_create(*, order_id: int, customer: User, duration_days: int) -> OrderExtension:
@@ -204,14 +185,13 @@ def extension_create(*, order_id: int, customer: User, duration_days: int) -> Or
             lot_price_usd=priced.lot_price_usd,
             total_usd=priced.total_usd,
         )
-        ExtensionStatusChange.objects.create(
-            extension=extension,
+        EXTENSION_STATES.record(
+            extension,
             from_status="",
             to_status=ExtensionStatus.AWAITING_PAYMENT,
             actor=customer,
             reason="Extension requested",
         )
-        _log(extension, "", "Extension requested", customer)
     return extension
 
 
@@ -263,7 +243,7 @@ def extension_hold_for_payment(*, extension_id: int, customer: User) -> OrderExt
     customer's, ExtensionNotAwaitingPayment or OrderNotExtendable otherwise."""
     with transaction.atomic():
         order = _locked_order(_order_id_of(extension_id, customer))
-        extension = OrderExtension.objects.select_for_update(of=("self",)).get(pk=extension_id)
+        extension = lock_extension(extension_id)
         if extension.status != ExtensionStatus.AWAITING_PAYMENT:
             raise ExtensionNotAwaitingPayment()
         if _hold_expired(extension, timezone.now()):
@@ -336,7 +316,7 @@ def extension_pay(
     now = now or timezone.now()
     with transaction.atomic():
         order = _locked_order(_order_id_of(extension_id))
-        extension = OrderExtension.objects.select_for_update(of=("self",)).get(pk=extension_id)
+        extension = lock_extension(extension_id)
         if (
             extension.status != ExtensionStatus.AWAITING_PAYMENT
             or _hold_expired(extension, now)  # its price ran out (a payment clears the hold)

@@ -12,12 +12,13 @@ ProvisioningIssueEvent, so the order's history says who closed it and when.
 import logging
 
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.models import User
 
 from ..exceptions import NoHandoverProblem
+from ..locks import lock_order
 from ..models import IssueEventKind, Order, OrderStatus, ProvisioningIssue, ProvisioningIssueEvent
+from .orders import order_set_provisioning_issue
 
 logger = logging.getLogger(__name__)
 
@@ -25,14 +26,11 @@ DETAIL_MAX_LENGTH = 500
 
 
 def _locked(order_id: int) -> Order:
-    return Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+    return lock_order(order_id)
 
 
 def _set_issue(order: Order, issue: str, detail: str) -> None:
-    Order.objects.filter(pk=order.pk).update(
-        provisioning_issue=issue, provisioning_issue_detail=detail, updated_at=timezone.now()
-    )
-    order.provisioning_issue, order.provisioning_issue_detail = issue, detail
+    order_set_provisioning_issue(order, issue=issue, detail=detail)
 
 
 def _log(order: Order, what: str, detail: str) -> None:

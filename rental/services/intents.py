@@ -17,6 +17,7 @@ from django.utils import timezone
 from accounts.models import User
 
 from ..exceptions import OrderNotAwaitingPayment
+from ..locks import lock_order
 from ..models import Order, OrderStatus
 from .orders import order_mark_paid, order_set_status
 
@@ -27,13 +28,7 @@ PAYABLE_STATUSES = frozenset({OrderStatus.AWAITING_PAYMENT, OrderStatus.PAYMENT_
 
 
 def _locked(order_id: int, customer: User | None = None) -> Order:
-    orders = Order.objects.select_for_update(of=("self",)).filter(pk=order_id)
-    if customer is not None:
-        orders = orders.filter(customer=customer)
-    order = orders.first()
-    if order is None:
-        raise Order.DoesNotExist()
-    return order
+    return lock_order(order_id, customer=customer)
 
 
 def hold_deadline(now=None):

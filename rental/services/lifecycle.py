@@ -15,6 +15,7 @@ from accounts.models import User
 
 from ..exceptions import InvalidTransition
 from ..hosts.tenancy import tenancies_resume_stalled, tenancies_revoke
+from ..locks import lock_order
 from ..models import (
     REMINDER_HOURS,
     Order,
@@ -66,7 +67,7 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
 
     now = now or timezone.now()
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = lock_order(order_id)
         if order.status != OrderStatus.ACTIVE or order.ends_at > now:
             raise InvalidTransition()
         order = order_set_status(

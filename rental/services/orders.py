@@ -8,9 +8,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.locks import lock_user
 from accounts.models import User
+from statemachine import StateMachine, Transition
 
-from .. import capacity
+from .. import capacity, locks
 from ..exceptions import (
     InsufficientStock,
     InvalidTransition,
@@ -28,6 +30,7 @@ from ..models import (
     OrderStatus,
     OrderStatusChange,
     Preparation,
+    ProvisioningIssue,
 )
 from ..pricing import Quote, quote
 from .events import order_status_emit
@@ -35,26 +38,20 @@ from .events import order_status_emit
 logger = logging.getLogger(__name__)
 
 
-def _log_status(order: Order, from_status: str, reason: str, actor: User | None) -> None:
-    """One log line per status change, once it is committed."""
-    to_status, reference = order.status, order.reference
-    transaction.on_commit(
-        lambda: logger.info(
-            "order %s %s -> %s: %s",
-            reference,
-            from_status or "(new)",
-            to_status,
-            reason or "-",
-            extra={
-                "event": "order_status",
-                "order": reference,
-                "from_status": from_status,
-                "to_status": to_status,
-                "actor_id": actor.pk if actor else None,
-                "reason": reason,
-            },
-        )
-    )
+def _emit(change: Transition) -> None:
+    order_status_emit(change.obj)  # webhooks: order.paid, order.active, order.ended
+
+
+# The order's states: ALLOWED_TRANSITIONS, its audit rows, its log line and its webhooks.
+ORDER_STATES = StateMachine(
+    name="order",
+    transitions=ALLOWED_TRANSITIONS,
+    audit_model=OrderStatusChange,
+    refuse=lambda order, to_status: InvalidTransition(),
+    logger=logger,
+    describe=lambda order: (f"order {order.reference}", {"order": order.reference}),
+    effects=(_emit,),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,17 +129,13 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
     account's saved SSH key is copied onto the order.
     """
     with transaction.atomic():
-        User.objects.select_for_update(of=("self",)).only("pk").get(pk=customer.pk)
+        lock_user(customer.pk)
         unpaid = Order.objects.filter(
             customer_id=customer.pk, status=OrderStatus.AWAITING_PAYMENT
         ).count()
         if unpaid >= settings.MAX_UNPAID_ORDERS:
             raise TooManyUnpaidOrders(limit=settings.MAX_UNPAID_ORDERS)
-        gpu_model = (
-            GpuModel.objects.select_for_update(of=("self",))
-            .filter(pk=configuration.gpu_model.pk)
-            .first()
-        )
+        gpu_model = locks.lock_gpu_model(configuration.gpu_model.pk)
         if gpu_model is None or not gpu_model.active:
             raise ModelUnavailable()
         price = LotPrice.objects.filter(
@@ -179,14 +172,13 @@ def order_create(*, customer: User, configuration: Configuration) -> Order:
             ssh_public_key=customer.ssh_public_key,
             hold_until=timezone.now() + timedelta(minutes=settings.ORDER_HOLD_MINUTES),
         )
-        OrderStatusChange.objects.create(
-            order=order,
+        ORDER_STATES.record(
+            order,
             from_status="",
             to_status=OrderStatus.AWAITING_PAYMENT,
             actor=customer,
             reason="Order placed",
         )
-        _log_status(order, "", "Order placed", customer)
     return order
 
 
@@ -200,20 +192,41 @@ def order_set_status(
     Lots held by an unpaid order are simply no longer counted once it leaves the holding
     statuses; allocated cards are released by `rental.services.lifecycle.order_end`.
     """
-    with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
-        if to_status not in ALLOWED_TRANSITIONS[order.status]:
-            raise InvalidTransition()
-        from_status = order.status
-        order.status = to_status
-        for name, value in fields.items():
-            setattr(order, name, value)
-        order.save(update_fields=["status", "updated_at", *fields])
-        OrderStatusChange.objects.create(
-            order=order, from_status=from_status, to_status=to_status, actor=actor, reason=reason
-        )
-        order_status_emit(order)  # webhooks: order.paid, order.active, order.ended
-        _log_status(order, from_status, reason, actor)
+    if to_status in ISSUE_CLOSING_STATUSES:
+        fields = {**fields, **_issue_fields("", "")}
+    return ORDER_STATES.set(
+        lock=locks.lock_order,
+        pk=order_id,
+        to_status=to_status,
+        actor=actor,
+        reason=reason,
+        fields=fields,
+    )
+
+
+# An order's provisioning issue is about the step it waits at: moving on to one of these
+# closes it (cards allocated after a capacity issue; access verified after a readiness one).
+ISSUE_CLOSING_STATUSES = frozenset({OrderStatus.PROVISIONING, OrderStatus.ACTIVE})
+
+
+def _issue_fields(issue: str, detail: str) -> dict[str, str]:
+    return {"provisioning_issue": issue, "provisioning_issue_detail": detail[:500]}
+
+
+def order_set_provisioning_issue(order: Order, *, issue: str, detail: str = "", **fields) -> Order:
+    """The one writer of an order's provisioning issue (why it waits in the operators'
+    queue: ProvisioningIssue, or "" when none) and its detail, besides the status changes
+    that close it (ISSUE_CLOSING_STATUSES).
+
+    The caller holds the order's row lock (rental.locks) and passes the locked row; `fields`
+    are saved in the same statement (the readiness counters, say).
+    """
+    if issue and issue not in ProvisioningIssue.values:
+        raise ValueError(f"unknown provisioning issue {issue!r}")
+    values = {**fields, **_issue_fields(issue, detail)}
+    for name, value in values.items():
+        setattr(order, name, value)
+    order.save(update_fields=[*values, "updated_at"])
     return order
 
 
@@ -224,13 +237,7 @@ def order_cancel_by_customer(*, order_id: int, customer: User) -> Order:
     order has moved on (paid, already cancelled...).
     """
     with transaction.atomic():
-        order = (
-            Order.objects.select_for_update(of=("self",))
-            .filter(pk=order_id, customer=customer)
-            .first()
-        )
-        if order is None:
-            raise Order.DoesNotExist()
+        order = locks.lock_order(order_id, customer=customer)
         if order.status not in CANCELLABLE_BY_CUSTOMER:
             raise OrderNotCancellable()
         return order_set_status(

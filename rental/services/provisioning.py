@@ -25,7 +25,7 @@ from accounts.models import User
 from accounts.services import user_set_ssh_key
 from accounts.ssh_keys import parse_ssh_public_key
 
-from .. import capacity
+from .. import capacity, locks
 from ..allocation import plan_allocation
 from ..exceptions import (
     HostCardsInUse,
@@ -38,6 +38,7 @@ from ..exceptions import (
     SshKeyMissing,
 )
 from ..hosts.models import Tenancy, TenancyStatus
+from ..hosts.services import host_set_initial_state
 from ..hosts.tenancy import (
     tenancies_key_given,
     tenancies_key_installed,
@@ -46,17 +47,15 @@ from ..hosts.tenancy import (
 )
 from ..models import (
     CardAllocation,
-    GpuModel,
     Host,
     HostManagement,
-    HostState,
     Order,
     OrderEmailKind,
     OrderStatus,
     ProvisioningIssue,
 )
 from ..readiness import Endpoint, ProbeFailure, backoff_seconds, probe_all
-from .orders import order_set_status
+from .orders import order_set_provisioning_issue, order_set_status
 
 logger = logging.getLogger(__name__)
 
@@ -89,10 +88,10 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
     from .. import tasks
 
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if order.status != OrderStatus.PAID:
             raise NotAwaitingCapacity()
-        GpuModel.objects.select_for_update(of=("self",)).get(pk=order.gpu_model_id)
+        locks.lock_gpu_model(order.gpu_model_id)
         hosts = capacity.free_hosts([order.gpu_model_id]).get(order.gpu_model_id, [])
         plan = plan_allocation(hosts, lots=order.lots, cards_per_lot=order.cards_per_lot)
         if plan is None:
@@ -102,15 +101,10 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
                 f"free on available hosts: {free} card(s) on {len(hosts)} host(s)."
             )
             first_time = order.provisioning_issue != ProvisioningIssue.CAPACITY
-            Order.objects.filter(pk=order.pk).update(
-                provisioning_issue=ProvisioningIssue.CAPACITY,
-                provisioning_issue_detail=detail,
-                updated_at=timezone.now(),
-            )
+            order_set_provisioning_issue(order, issue=ProvisioningIssue.CAPACITY, detail=detail)
             if first_time:
                 tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.PROVISIONING_DELAYED)
             _log_issue(order, "capacity", detail)
-            order.refresh_from_db()
             return order
         CardAllocation.objects.bulk_create(
             CardAllocation(
@@ -131,9 +125,7 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             to_status=OrderStatus.PROVISIONING,
             actor=actor,
             reason=f"Cards allocated: {placed}",
-            provisioning_issue="",
-            provisioning_issue_detail="",
-        )
+        )  # closes a capacity issue
         tenancies_open(order=order, cards_by_host=cards_by_host)
     return order
 
@@ -151,13 +143,7 @@ def order_set_ssh_key(
     """
     key = parse_ssh_public_key(key_text)
     with transaction.atomic():
-        order = (
-            Order.objects.select_for_update(of=("self",))
-            .filter(pk=order_id, customer=customer)
-            .first()
-        )
-        if order is None:
-            raise Order.DoesNotExist()
+        order = locks.lock_order(order_id, customer=customer)
         if not order.accepts_ssh_key or tenancies_key_installed(order.pk):
             raise SshKeyLocked()
         order.ssh_public_key = key.line
@@ -183,7 +169,7 @@ def order_mark_prepared(
     from .. import tasks
 
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if order.status != OrderStatus.PROVISIONING:
             raise NotBeingProvisioned()
         if not order.ssh_public_key:
@@ -192,24 +178,14 @@ def order_mark_prepared(
             key_fingerprint != parse_ssh_public_key(order.ssh_public_key).fingerprint
         ):
             raise SshKeyChanged()
-        order.prepared_at = timezone.now()
-        order.prepared_by = actor
-        order.access_notes = access_notes.strip()
-        order.readiness_attempts = 0
-        order.readiness_error = ""
-        order.provisioning_issue = ""
-        order.provisioning_issue_detail = ""
-        order.save(
-            update_fields=[
-                "prepared_at",
-                "prepared_by",
-                "access_notes",
-                "readiness_attempts",
-                "readiness_error",
-                "provisioning_issue",
-                "provisioning_issue_detail",
-                "updated_at",
-            ]
+        order_set_provisioning_issue(
+            order,
+            issue="",
+            prepared_at=timezone.now(),
+            prepared_by=actor,
+            access_notes=access_notes.strip(),
+            readiness_attempts=0,
+            readiness_error="",
         )
         tasks.order_readiness.delay_on_commit(order.pk)
     return order
@@ -221,20 +197,14 @@ def order_recheck_readiness(*, order_id: int, actor: User | None) -> Order:
     from .. import tasks
 
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if (
             order.status != OrderStatus.PROVISIONING
             or order.provisioning_issue != ProvisioningIssue.READINESS
         ):
             raise NotReadinessFailed()
-        Order.objects.filter(pk=order.pk).update(
-            readiness_attempts=0,
-            provisioning_issue="",
-            provisioning_issue_detail="",
-            updated_at=timezone.now(),
-        )
+        order_set_provisioning_issue(order, issue="", readiness_attempts=0)
         tasks.order_readiness.delay_on_commit(order.pk)
-    order.refresh_from_db()
     return order
 
 
@@ -281,7 +251,7 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
     results = probe_all(endpoints, timeout=settings.READINESS_TIMEOUT_SECONDS)
     failures = [result for _endpoint, result in results if isinstance(result, ProbeFailure)]
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if order.status != OrderStatus.PROVISIONING or order.prepared_at != prepared_at:
             return Readiness.NOT_APPLICABLE  # marked again meanwhile: that check decides
         if not endpoints:
@@ -312,16 +282,18 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
             failures_text = "; ".join(str(failure) for failure in failures)
         order.readiness_attempts += 1
         order.readiness_error = failures_text[:500]
-        fields = ["readiness_attempts", "readiness_error", "updated_at"]
         outcome = Readiness.RETRY
         if order.readiness_attempts >= settings.READINESS_MAX_ATTEMPTS:
-            order.provisioning_issue = ProvisioningIssue.READINESS
-            order.provisioning_issue_detail = (
-                f"No SSH banner after {order.readiness_attempts} checks: {failures_text}"
-            )[:500]
-            fields += ["provisioning_issue", "provisioning_issue_detail"]
+            order_set_provisioning_issue(
+                order,
+                issue=ProvisioningIssue.READINESS,
+                detail=f"No SSH banner after {order.readiness_attempts} checks: {failures_text}",
+                readiness_attempts=order.readiness_attempts,
+                readiness_error=order.readiness_error,
+            )
             outcome = Readiness.GAVE_UP
-        order.save(update_fields=fields)
+        else:
+            order.save(update_fields=["readiness_attempts", "readiness_error", "updated_at"])
         _log_issue(order, f"readiness check {order.readiness_attempts}", failures_text)
         if outcome == Readiness.RETRY:
             delay = backoff_seconds(order.readiness_attempts)
@@ -340,7 +312,7 @@ def order_activate_if_verified(
     from .. import tasks
 
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if order.status != OrderStatus.PROVISIONING:
             return None
         statuses = list(Tenancy.objects.filter(order=order).values_list("status", "host__name"))
@@ -356,9 +328,7 @@ def order_activate_if_verified(
             starts_at=now,
             ends_at=now + timedelta(days=order.duration_days),
             readiness_error="",
-            provisioning_issue="",
-            provisioning_issue_detail="",
-        )
+        )  # closes a readiness issue
         tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.READY)
     return order
 
@@ -367,14 +337,11 @@ def order_host_not_ready(*, order_id: int, detail: str) -> None:
     """A host of the order could not be prepared or verified after the retries: the order
     waits in the operators' queue with what failed (its cards stay allocated)."""
     with transaction.atomic():
-        order = Order.objects.select_for_update(of=("self",)).get(pk=order_id)
+        order = locks.lock_order(order_id)
         if order.status != OrderStatus.PROVISIONING:
             return
-        Order.objects.filter(pk=order.pk).update(
-            provisioning_issue=ProvisioningIssue.READINESS,
-            provisioning_issue_detail=detail[:500],
-            readiness_error=detail[:500],
-            updated_at=timezone.now(),
+        order_set_provisioning_issue(
+            order, issue=ProvisioningIssue.READINESS, detail=detail, readiness_error=detail[:500]
         )
         _log_issue(order, "host not ready", detail)
 
@@ -402,9 +369,9 @@ def host_save(*, host: Host) -> Host:
         models = {host.gpu_model_id}
         if host.pk is not None:
             models.add(Host.objects.values_list("gpu_model_id", flat=True).get(pk=host.pk))
-        list(GpuModel.objects.select_for_update(of=("self",)).filter(pk__in=models).order_by("pk"))
+        locks.lock_gpu_models(models)
         if host.pk is not None:
-            current = Host.objects.select_for_update(of=("self",)).get(pk=host.pk)
+            current = locks.lock_host(host.pk)
             live = CardAllocation.objects.filter(host=current, released_at__isnull=True)
             highest = max(live.values_list("card_index", flat=True), default=None)
             if highest is not None:
@@ -416,13 +383,7 @@ def host_save(*, host: Host) -> Host:
         try:
             with transaction.atomic():
                 if host.pk is None:
-                    # A worker-managed host sells cards only once its key is confirmed and a
-                    # host check passed; a host prepared by hand is available at once.
-                    host.state = (
-                        HostState.UNCHECKED
-                        if host.management == HostManagement.WORKER
-                        else HostState.AVAILABLE
-                    )
+                    host_set_initial_state(host)
                     host.save()
                 else:  # a check or a key confirmed meanwhile keeps what it wrote
                     host.save(update_fields=[*HOST_FIELDS, "updated_at"])

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from accounts.locks import lock_user
 from accounts.models import User
 from outbox.events import EVENT_TYPES
 
@@ -45,7 +46,7 @@ def endpoint_create(*, owner: User, url: str, events: list[str]) -> WebhookEndpo
     events = clean_events(events)
     url = clean_url(url)
     with transaction.atomic():
-        User.objects.select_for_update(of=("self",)).only("pk").get(pk=owner.pk)
+        lock_user(owner.pk)
         if WebhookEndpoint.objects.filter(owner=owner).count() >= MAX_ENDPOINTS_PER_ACCOUNT:
             raise TooManyEndpoints()
         return WebhookEndpoint.objects.create(owner=owner, url=url, events=events)

@@ -4,12 +4,12 @@ after failures get it paused (no next attempt) and are sent it when enabled agai
 banner and the email promise; ones disabled by their owner get nothing."""
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from outbox.models import OutboxEvent
 
-from ..models import DisabledReason, WebhookDelivery, WebhookEndpoint
+from ..locks import lock_endpoints_receiving
+from ..models import WebhookDelivery
 
 
 def webhook_fan_out(event: OutboxEvent) -> list[int]:
@@ -23,10 +23,7 @@ def webhook_fan_out(event: OutboxEvent) -> list[int]:
         endpoint
         # Locked (in pk order, as every writer locks one): an enable or disable in between
         # waits, so a delivery is never created paused after its endpoint's resume.
-        for endpoint in WebhookEndpoint.objects.select_for_update(of=("self",))
-        .filter(owner_id=event.account_id)
-        .filter(Q(enabled=True) | Q(disabled_reason=DisabledReason.FAILURES))
-        .order_by("pk")
+        for endpoint in lock_endpoints_receiving(owner_id=event.account_id)
         if endpoint.subscribes_to(event.event_type)
     ]
     if not endpoints:

@@ -79,7 +79,7 @@ def test_concurrent_clicks_on_an_active_order_release_its_cards_once(make_active
     assert tenancy.status == TenancyStatus.REVOKING
     assert tenancy.status_changes.filter(to_status=TenancyStatus.REVOKING).count() == 1
     out_of_service = HostStateChange.objects.filter(
-        host_id=tenancy.host_id, to_state=HostState.OUT_OF_SERVICE
+        host_id=tenancy.host_id, to_status=HostState.OUT_OF_SERVICE
     )
     assert out_of_service.count() == 1
     assert CardAllocation.objects.filter(order=order, released_at=None).count() == 2

@@ -273,7 +273,7 @@ def test_a_changed_key_confirmed_sends_the_host_back_to_unchecked(
     host.refresh_from_db()
     assert host.state == HostState.UNCHECKED
     change = HostStateChange.objects.filter(host=host).latest("pk")
-    assert (change.from_state, change.to_state, change.actor) == (
+    assert (change.from_status, change.to_status, change.actor) == (
         HostState.HOST_KEY_CHANGED,
         HostState.UNCHECKED,
         operator,
@@ -371,7 +371,11 @@ def test_draining_a_host_is_recorded_with_who_and_shown(operator_client, catalog
     assert host.state == HostState.DRAINING
     assert lots_available(catalogue["h200"]) == before - host.cards
     change = HostStateChange.objects.get(host=host)
-    assert (change.from_state, change.to_state, change.actor) == ("available", "draining", operator)
+    assert (change.from_status, change.to_status, change.actor) == (
+        "available",
+        "draining",
+        operator,
+    )
     html = response.content.decode()
     assert 'data-field="state">Draining<' in html
     history = html.split('data-section="host-history"')[1].split("</ol>")[0]

@@ -1,0 +1,174 @@
+"""The state machine helper: transitions map → checked setter → audit row → effects.
+
+An entity declares one `StateMachine` beside its setter:
+
+    ORDER_STATES = StateMachine(
+        name="order", transitions=ALLOWED_TRANSITIONS, audit_model=OrderStatusChange,
+        refuse=lambda order, to_status: InvalidTransition(), logger=logger, ...
+    )
+
+and its setter is then one call, which locks the row through the app's lock module:
+
+    ORDER_STATES.set(lock=locks.lock_order, pk=order_id, to_status=..., actor=..., reason=...)
+
+`set` runs, in one transaction: lock the row → check the map (the entity's own error) → apply
+the status and the extra fields → save with update_fields → write the audit row → the effects.
+Effects run inside the transaction, after the audit row, and must defer anything that leaves
+the process (an outbox row, `delay_on_commit`); the log line is written after the commit.
+
+A setter whose caller already holds the lock calls `change` on the locked row. A batch setter
+(payments sets hundreds of statuses in fixed queries) uses the parts: `check` per row,
+`audit_row` per row for one bulk insert, `log_on_commit` per row, and writes the statuses
+itself in its own statement.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Model
+
+REASON_MAX_LENGTH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One change just applied (inside its transaction)."""
+
+    obj: Model
+    from_status: str
+    to_status: str
+    actor: Any
+    reason: str
+    audit: Model | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StateMachine:
+    """One entity's states. `refuse(obj, to_status)` builds the entity's own error;
+    `describe(obj)` gives the log line's subject text and its identifying fields, e.g.
+    ("order GR-000042", {"order": "GR-000042"})."""
+
+    name: str
+    transitions: Mapping[str, frozenset[str]]
+    audit_model: type[Model]
+    refuse: Callable[[Model, str], Exception]
+    state_field: str = "status"
+    # Saved with every change (auto_now fields).
+    touch: tuple[str, ...] = ("updated_at",)
+    logger: logging.Logger | None = None
+    describe: Callable[[Model], tuple[str, dict]] | None = None
+    # Run inside the transaction after the audit row (outbox emits, tasks queued on commit).
+    effects: tuple[Callable[[Transition], None], ...] = field(default=())
+
+    # ------------------------------------------------------------------ the parts
+
+    def allows(self, from_status: str, to_status: str) -> bool:
+        return to_status in self.transitions.get(from_status, frozenset())
+
+    def check(self, obj: Model, to_status: str) -> None:
+        """Raise the entity's own error unless the map lets `obj` go to `to_status`."""
+        if not self.allows(getattr(obj, self.state_field), to_status):
+            raise self.refuse(obj, to_status)
+
+    def audit_row(
+        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
+    ) -> Model:
+        """The audit row of one change, not saved (a batch setter inserts many at once);
+        `extra` fills the audit model's own fields (a payment event's kind and data)."""
+        return self.audit_model(
+            **{self.audit_model.subject_field: obj},
+            from_status=from_status,
+            to_status=to_status,
+            actor=actor,
+            reason=reason[:REASON_MAX_LENGTH],
+            **extra,
+        )
+
+    def log_on_commit(self, obj: Model, *, from_status: str, to_status: str, actor, reason: str):
+        """One log line per change, once it is committed (none if it rolls back)."""
+        if self.logger is None:
+            return
+        subject, identity = self.describe(obj) if self.describe else (f"{self.name} {obj.pk}", {})
+        logger = self.logger
+        extra = {
+            "event": f"{self.name}_status",
+            **identity,
+            "from_status": from_status,
+            "to_status": to_status,
+            "actor_id": actor.pk if actor else None,
+            "reason": reason,
+        }
+        transaction.on_commit(
+            lambda: logger.info(
+                "%s %s -> %s: %s",
+                subject,
+                from_status or "(new)",
+                to_status,
+                reason or "-",
+                extra=extra,
+            )
+        )
+
+    def record(
+        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
+    ) -> Transition:
+        """Write the audit row and schedule the log line of a change already saved (also the
+        creation of a row: `from_status` ""); no effects."""
+        audit = self.audit_row(
+            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason, **extra
+        )
+        audit.save(force_insert=True)
+        self.log_on_commit(
+            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
+        )
+        return Transition(obj, from_status, to_status, actor, reason, audit)
+
+    # ------------------------------------------------------------------ the setter
+
+    def change(
+        self, obj: Model, *, to_status: str, actor, reason: str, fields: Mapping[str, Any] = {}
+    ) -> Transition:
+        """Change a row the caller holds locked: check, apply the status and `fields`, save
+        them, audit, run the effects."""
+        self.check(obj, to_status)
+        from_status = getattr(obj, self.state_field)
+        setattr(obj, self.state_field, to_status)
+        for name, value in fields.items():
+            setattr(obj, name, value)
+        obj.save(update_fields=_unique([self.state_field, *self.touch, *fields]))
+        done = self.record(
+            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
+        )
+        for effect in self.effects:
+            effect(done)
+        return done
+
+    def set(
+        self,
+        *,
+        lock: Callable[[int], Model],
+        pk: int,
+        to_status: str,
+        actor,
+        reason: str,
+        fields: Mapping[str, Any] = {},
+        unchanged_ok: bool = False,
+    ) -> Model:
+        """The checked setter: lock the row (`lock(pk)`, from the app's lock module) and
+        `change` it, in one transaction. With `unchanged_ok`, asking for the status it
+        already has returns the row and writes nothing."""
+        with transaction.atomic():
+            obj = lock(pk)
+            if unchanged_ok and getattr(obj, self.state_field) == to_status:
+                return obj
+            self.change(obj, to_status=to_status, actor=actor, reason=reason, fields=fields)
+        return obj
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
