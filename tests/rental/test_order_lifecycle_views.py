@@ -18,6 +18,7 @@ from rental.models import Host, HostState, Order, OrderStatus
 from rental.services import order_set_status
 from rental.services.lifecycle import rentals_tick
 from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
+from tests.states import hosts_set_state
 
 ACCESS_NOTES = "Ubuntu 24.04, CUDA 12.8, PyTorch 2.9 in /opt/venv"
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
@@ -214,7 +215,7 @@ def test_without_free_cards_the_page_says_calmly_that_provisioning_is_delayed(
 ):
     h100 = catalogue["h100"]
     order = place_order(funded, h100)
-    Host.objects.filter(gpu_model=h100).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=h100), HostState.MAINTENANCE)
     order = pay(order, django_capture_on_commit_callbacks)
     assert order.status == OrderStatus.PAID and order.provisioning_delayed
     html = page(customer_client, order)
