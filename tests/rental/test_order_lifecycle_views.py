@@ -17,7 +17,11 @@ from payments.services.balance import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
 from rental.services import order_set_status
 from rental.services.lifecycle import rentals_tick
-from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
+from rental.services.provisioning import (
+    order_host_not_ready,
+    order_mark_prepared,
+    order_set_ssh_key,
+)
 from tests.states import hosts_set_state
 
 ACCESS_NOTES = "Ubuntu 24.04, CUDA 12.8, PyTorch 2.9 in /opt/venv"
@@ -203,7 +207,8 @@ def test_prepared_machines_are_checked_before_access_and_the_key_is_fixed(
     assert f'action="{ssh_url(order)}"' not in html
     assert "it can no longer change for this order" in html
 
-    Order.objects.filter(pk=order.pk).update(provisioning_issue="readiness")
+    # The worker gave up checking readiness: the order waits for an operator.
+    order_host_not_ready(order_id=order.pk, detail="No SSH banner after 3 checks")
     html = page(customer_client, order)
     assert field(html, "readiness-delayed") == (
         "This is taking longer than expected; our operators are on it."
