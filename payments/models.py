@@ -30,7 +30,7 @@ class LedgerAccountKind(models.TextChoices):
     # account): settlement and operators move money out of it.
     UNALLOCATED = "unallocated", _("Receipts awaiting allocation")
     # Balance a customer asked to withdraw, held until finance's transfer is seen on chain
-    # (payments.services.withdrawals), then moved to the withdrawals paid of its asset/network.
+    # (payments.withdrawals.services), then moved to the withdrawals paid of its asset/network.
     WITHDRAWALS_PENDING = "withdrawals_pending", _("Withdrawals pending")
     WITHDRAWALS_PAID = "withdrawals_paid", _("Withdrawals paid out")
 
@@ -47,7 +47,7 @@ class LedgerAccount(models.Model):
     asset = models.CharField(_("asset"), max_length=16, blank=True)
     network = models.CharField(_("network"), max_length=32, blank=True)
     # Cached sum of the account's entries; changes only under this row's lock, in the same
-    # transaction as the entries (payments.services.ledger.ledger_post).
+    # transaction as the entries (payments.ledger.services.posting.ledger_post).
     balance = models.DecimalField(_("balance (USD)"), default=0, **AMOUNT)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
 
@@ -99,7 +99,7 @@ class TransactionKind(models.TextChoices):
     WITHDRAWAL_PAID = "withdrawal_paid", _("Withdrawal paid")
 
 
-# The ledger transactions that issue a receipt to the customer (payments.services.receipts),
+# The ledger transactions that issue a receipt to the customer (payments.ledger.services.receipts),
 # numbered without gaps in the transaction that posts them.
 RECEIPT_KINDS = frozenset(
     {
@@ -298,7 +298,7 @@ class PaymentPurpose(models.TextChoices):
     ORDER = "order", _("Order")
     TOP_UP = "top_up", _("Top-up")
     # Pays an order extension: settled like a top-up whose credit then pays the extension
-    # from the balance (payments.services.extensions); money stays on the balance if the
+    # from the balance (payments.crypto.services.extensions); money stays on the balance if the
     # extension can no longer be paid.
     EXTENSION = "extension", _("Extension")
 
@@ -325,7 +325,7 @@ class ReviewReason(models.TextChoices):
 
 
 # Which status may follow which. Every change goes through
-# payments.services.payment_status.payment_set_status, which checks this map.
+# payments.crypto.services.status.payment_set_status, which checks this map.
 PAYMENT_TRANSITIONS: dict[str, frozenset[str]] = {
     # Seen and confirmed in one look (a declaration, a scan after a pause) skips "detected".
     PaymentStatus.AWAITING: frozenset(
@@ -500,8 +500,8 @@ class TransferStatus(models.TextChoices):
     REVERSED = "reversed", _("Reversed after confirmation")
 
 
-# Which status may follow which. Its setter is to come (today payments.services.storing and
-# payments.services.confirming write it in batches, under payments.locks): it will check this
+# Which status may follow which. Its setter is to come (today payments.chain.storing and
+# payments.chain.confirming write it in batches, under payments.locks): it will check this
 # map through statemachine.StateMachine.
 CHAIN_TRANSFER_TRANSITIONS: dict[str, frozenset[str]] = {
     # Confirmed at N blocks with its block hash unchanged; reorged when the hash changed first;
@@ -613,7 +613,7 @@ class PaymentEvent(StatusChange):
     kind = models.CharField(_("event"), max_length=32, choices=PaymentEventKind.choices)
     from_status, to_status = status_pair(max_length=16, to_blank=True)
     data = models.JSONField(default=dict, blank=True)
-    # The customer's email about this event (payments.services.emails), sent once.
+    # The customer's email about this event (payments.crypto.services.emails), sent once.
     emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
     subject_field = "payment"
@@ -636,7 +636,7 @@ class WithdrawalStatus(models.TextChoices):
 
 
 # Which status may follow which; every change goes through
-# payments.services.withdrawals.withdrawal_set_status, which checks this map.
+# payments.withdrawals.services.withdrawal_set_status, which checks this map.
 WITHDRAWAL_TRANSITIONS: dict[str, frozenset[str]] = {
     WithdrawalStatus.REQUESTED: frozenset({WithdrawalStatus.APPROVED, WithdrawalStatus.REJECTED}),
     WithdrawalStatus.APPROVED: frozenset({WithdrawalStatus.SENT, WithdrawalStatus.REJECTED}),
@@ -742,7 +742,7 @@ class WithdrawalEvent(StatusChange):
     from_status, to_status = status_pair(max_length=12, to_blank=True)
     data = models.JSONField(default=dict, blank=True)
     # The customer's email about this event (paid, rejected), sent once
-    # (payments.services.withdrawals.emails).
+    # (payments.withdrawals.services.emails).
     emailed_at = models.DateTimeField(_("emailed"), null=True, blank=True)
 
     subject_field = "withdrawal"

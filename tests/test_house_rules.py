@@ -41,10 +41,10 @@ SETTER_MODULES = {
 # setter sets the status, its callers save it with their other fields.
 OTHER_ENTITIES_WRITERS = {
     "status": {
-        "payments/services/payment_status.py",  # payment_set_status
-        "payments/services/confirming.py",  # payments and transfers, in batches
-        "payments/services/storing.py",  # transfers, in batches
-        "payments/services/withdrawals/status.py",  # withdrawal_set_status
+        "payments/crypto/services/status.py",  # payment_set_status
+        "payments/chain/confirming.py",  # payments and transfers, in batches
+        "payments/chain/storing.py",  # transfers, in batches
+        "payments/withdrawals/services/status.py",  # withdrawal_set_status
         "api/webhooks/services/status.py",  # delivery_set_status
         "api/webhooks/services/delivery.py",  # saves a delivery's status after an attempt
         "api/webhooks/services/endpoints.py",  # saves a delivery's status on a resend

@@ -16,10 +16,10 @@ from api.webhooks.models import DeliveryStatus, WebhookDelivery
 from api.webhooks.services.endpoints import endpoint_create
 from outbox.models import OutboxEvent
 from payments.crypto.services.balance_payment import balance_pay_order
-from rental.models import Order, OrderStatus
 from tests.api.webhooks.receiver import start_receiver
 from tests.celery_worker import WorkerHarness, broker_url_for, database_url_of, purge_broker
 from tests.payments.worker.conftest import wait_until
+from tests.states import order_to_active
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,9 +73,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_each_endpoint_gets_it_on
     balance_pay_order(order_id=order.pk, customer=customer)
     # Set up as an active rental whose end has passed (the tick in the worker ends it).
     now = timezone.now()
-    Order.objects.filter(pk=order.pk).update(
-        status=OrderStatus.ACTIVE, starts_at=now - timedelta(days=3, minutes=1), ends_at=now
-    )
+    order_to_active(order, starts_at=now - timedelta(days=3, minutes=1), ends_at=now)
     first = endpoint_create(owner=customer, url=receiver.url("/a"), events=["order.ended"])
     second = endpoint_create(owner=customer, url=receiver.url("/b"), events=["order.ended"])
     receiver.secrets.update({"/a": first.secret, "/b": second.secret})

@@ -6,6 +6,7 @@ from django.core.management import call_command
 
 from rental.models import ComputePlatform, GpuModel, Host, HostState, LotPrice
 from tests.conftest import lots_available
+from tests.states import hosts_set_state
 
 
 def per_card_hour(model: GpuModel, days: int) -> Decimal:
@@ -44,7 +45,8 @@ def test_b200_lot_price_covers_both_cards(catalogue):
 def test_reloading_keeps_operator_edits_unless_reset(catalogue):
     h100 = catalogue["h100"]
     LotPrice.objects.filter(gpu_model=h100, duration_days=7).update(price_usd=Decimal("400.00"))
-    Host.objects.filter(name="demo-h100-a").update(cards=3, state=HostState.MAINTENANCE)
+    Host.objects.filter(name="demo-h100-a").update(cards=3)
+    hosts_set_state(Host.objects.filter(name="demo-h100-a"), HostState.MAINTENANCE)
 
     call_command("load_demo_catalogue", stdout=StringIO())
     assert LotPrice.objects.get(gpu_model=h100, duration_days=7).price_usd == Decimal("400.00")

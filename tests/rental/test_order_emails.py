@@ -20,6 +20,7 @@ from rental.services.emails import order_email_send
 from rental.services.lifecycle import rentals_tick
 from rental.services.provisioning import order_allocate, order_check_readiness
 from tests.conftest import confirm_teardown, lots_available
+from tests.states import hosts_set_state
 
 from .test_order_lifecycle_views import ACCESS_NOTES, generate_key, pay, prepare, tick
 
@@ -154,7 +155,7 @@ def test_a_delay_for_capacity_is_emailed_once(
     credit(customer, "5000.00")
     h100 = catalogue["h100"]
     order = place_order(customer, h100)
-    Host.objects.filter(gpu_model=h100).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=h100), HostState.MAINTENANCE)
     order = pay(order, django_capture_on_commit_callbacks)
     assert order.status == OrderStatus.PAID and order.provisioning_delayed
     [delayed] = sent(order, OrderEmailKind.PROVISIONING_DELAYED)

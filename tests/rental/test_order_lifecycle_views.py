@@ -17,7 +17,12 @@ from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
 from rental.services import order_set_status
 from rental.services.lifecycle import rentals_tick
-from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
+from rental.services.provisioning import (
+    order_host_not_ready,
+    order_mark_prepared,
+    order_set_ssh_key,
+)
+from tests.states import hosts_set_state
 
 ACCESS_NOTES = "Ubuntu 24.04, CUDA 12.8, PyTorch 2.9 in /opt/venv"
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
@@ -202,7 +207,8 @@ def test_prepared_machines_are_checked_before_access_and_the_key_is_fixed(
     assert f'action="{ssh_url(order)}"' not in html
     assert "it can no longer change for this order" in html
 
-    Order.objects.filter(pk=order.pk).update(provisioning_issue="readiness")
+    # The worker gave up checking readiness: the order waits for an operator.
+    order_host_not_ready(order_id=order.pk, detail="No SSH banner after 3 checks")
     html = page(customer_client, order)
     assert field(html, "readiness-delayed") == (
         "This is taking longer than expected; our operators are on it."
@@ -214,7 +220,7 @@ def test_without_free_cards_the_page_says_calmly_that_provisioning_is_delayed(
 ):
     h100 = catalogue["h100"]
     order = place_order(funded, h100)
-    Host.objects.filter(gpu_model=h100).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=h100), HostState.MAINTENANCE)
     order = pay(order, django_capture_on_commit_callbacks)
     assert order.status == OrderStatus.PAID and order.provisioning_delayed
     html = page(customer_client, order)

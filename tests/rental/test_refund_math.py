@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rental.models import ExtensionStatus, Order, OrderExtension, OrderStatus
 from rental.money import usd
 from rental.refunds import hours_not_delivered, refund_for_order, refund_usd
+from rental.services.extensions import extension_set_status
 
 DURATIONS = st.sampled_from([3, 7, 30])
 LOTS = st.integers(min_value=1, max_value=10)
@@ -138,19 +139,26 @@ def active_order(catalogue, customer, place_order):
 
 
 def extension(order, *, days, price, status=ExtensionStatus.PAID, starts_at=None):
-    """An extension row as rental.services.extensions leaves it (paid: its period set)."""
-    paid = status == ExtensionStatus.PAID
-    return OrderExtension.objects.create(
+    """An extension row as rental.services.extensions leaves it (paid: its period set, through
+    the extension setter)."""
+    extension = OrderExtension.objects.create(  # asked for: awaiting payment
         order=order,
         customer=order.customer,
         duration_days=days,
         lots=order.lots,
         lot_price_usd=Decimal(price),
         total_usd=Decimal(price) * order.lots,
-        status=status,
-        period_starts_at=starts_at if paid else None,
-        period_ends_at=starts_at + timedelta(days=days) if paid else None,
-        paid_at=starts_at if paid else None,
+    )
+    if status == ExtensionStatus.AWAITING_PAYMENT:
+        return extension
+    return extension_set_status(
+        extension_id=extension.pk,
+        to_status=status,
+        actor=None,
+        reason="test: paid",
+        period_starts_at=starts_at,
+        period_ends_at=starts_at + timedelta(days=days),
+        paid_at=starts_at,
     )
 
 

@@ -3,7 +3,9 @@
 import pytest
 
 from accounts.models import User
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import OrderStatus
+from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
 from tests.api.contract import assert_matches_schema
 
 from .conftest import SSH_KEY, field_errors, problem_of
@@ -96,14 +98,12 @@ def test_an_orders_key_is_set_while_allowed(api, customer, order):
     assert User.objects.get(pk=customer.pk).ssh_public_key == SSH_KEY
 
 
-def test_an_orders_key_is_refused_once_the_hosts_are_prepared(api, order):
-    from django.utils import timezone
-
-    order.ssh_public_key = SSH_KEY
-    order.save(update_fields=["ssh_public_key"])
-    type(order).objects.filter(pk=order.pk).update(
-        status=OrderStatus.PROVISIONING, prepared_at=timezone.now()
-    )
+def test_an_orders_key_is_refused_once_the_hosts_are_prepared(api, customer, credit, order):
+    credit(customer, "2000.00")
+    balance_pay_order(order_id=order.pk, customer=customer)
+    order_set_ssh_key(order_id=order.pk, customer=customer, key_text=SSH_KEY)
+    prepared = order_mark_prepared(order_id=order.pk, actor=None, access_notes="")
+    assert prepared.status == OrderStatus.PROVISIONING and prepared.prepared_at
 
     response = api.put(f"/api/v1/orders/{order.pk}/ssh-key/", {"ssh_public_key": OTHER_KEY})
 

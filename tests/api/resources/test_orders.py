@@ -6,11 +6,14 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
+from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Order, OrderStatus, OrderStatusChange
+from rental.services.provisioning import order_mark_prepared, order_set_ssh_key
 from tests.api.contract import assert_matches_schema
 from tests.conftest import lots_available, set_stock
+from tests.states import order_to_active
 
-from .conftest import field_errors, problem_of
+from .conftest import SSH_KEY, field_errors, problem_of
 
 ORDERS = "/api/v1/orders/"
 
@@ -69,21 +72,14 @@ def test_list_is_cursor_paginated(api, customer, h100, place_order, settings):
     assert rest["next"] is None and rest["previous"]
 
 
-def test_detail_of_an_active_order_has_access_and_ssh_commands(api, order):
-    # Give the order a running rental with cards the way provisioning records them.
-    from django.utils import timezone
-
-    from rental.models import CardAllocation, Host
-
-    host = Host.objects.filter(gpu_model=order.gpu_model).first()
-    for index in range(order.total_cards):
-        CardAllocation.objects.create(order=order, host=host, lot=index + 1, card_index=index)
-    Order.objects.filter(pk=order.pk).update(
-        status=OrderStatus.ACTIVE,
-        starts_at=timezone.now(),
-        ends_at=timezone.now() + timezone.timedelta(days=7),
-        access_notes="Ubuntu 24.04",
-    )
+def test_detail_of_an_active_order_has_access_and_ssh_commands(api, customer, credit, order):
+    # Paid from the balance (cards allocated), prepared by an operator, then active.
+    credit(customer, "2000.00")
+    balance_pay_order(order_id=order.pk, customer=customer)
+    order_set_ssh_key(order_id=order.pk, customer=customer, key_text=SSH_KEY)
+    order_mark_prepared(order_id=order.pk, actor=None, access_notes="Ubuntu 24.04")
+    order_to_active(order)
+    [host] = {allocation.host for allocation in order.allocations.select_related("host")}
 
     response = api.get(f"{ORDERS}{order.pk}/")
 

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from payments.crypto.services.payments import payment_create_for_order
-from payments.models import CryptoPayment, PaymentStatus, TransferStatus
+from payments.models import PaymentStatus, TransferStatus
 
 from .conftest import move_cursor
 
@@ -52,9 +52,10 @@ def test_the_payment_page_counts_down_copies_and_follows_the_status_on_a_phone(
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
     # The status follows the chain by itself.
-    transfer(payment, block=100)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.DETECTED, seen_units=payment.amount_due_units
+    transfer(payment, block=100)  # seen: the payment is "detected", as the watcher leaves it
+    assert (payment.status, payment.seen_units) == (
+        PaymentStatus.DETECTED,
+        payment.amount_due_units,
     )
     move_cursor("local", 101)
     expect(page.locator("#payment-status")).to_contain_text(

@@ -4,7 +4,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from payments.models import PaymentEvent, PaymentStatus
+from payments.models import PaymentEvent, PaymentStatus, TransferStatus
+from tests.states import payment_walk
 
 HASH = "0x" + "ab" * 32
 
@@ -103,8 +104,9 @@ def test_declaring_needs_a_post(customer_client, payment):
     assert customer_client.get(declare_url(payment)).status_code == 405
 
 
-def test_a_confirmed_payment_offers_no_declaration(customer_client, payment):
-    type(payment).objects.filter(pk=payment.pk).update(status=PaymentStatus.CONFIRMED)
+def test_a_confirmed_payment_offers_no_declaration(customer_client, payment, transfer):
+    transfer(payment, status=TransferStatus.CONFIRMED)
+    assert payment.status == PaymentStatus.CONFIRMED
     html = customer_client.get(page_url(payment)).content.decode()
     assert declare_url(payment) not in html
 
@@ -115,7 +117,7 @@ def test_a_confirmed_payment_offers_no_declaration(customer_client, payment):
 def test_a_crafted_declaration_of_a_closed_payment_changes_nothing(
     customer_client, payment, status, django_capture_on_commit_callbacks
 ):
-    type(payment).objects.filter(pk=payment.pk).update(status=status)
+    payment_walk(payment, status)
 
     with django_capture_on_commit_callbacks() as queued:
         response = customer_client.post(declare_url(payment), {"tx_hash": HASH})

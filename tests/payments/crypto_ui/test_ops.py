@@ -22,6 +22,7 @@ from payments.models import (
 )
 from rental.models import OrderStatus
 from tests.mfa_fixtures import enrol_totp
+from tests.states import payment_walk
 
 QUEUE = reverse("payments:ops_queue")
 REASON = "Customer sent the rest by bank transfer, ticket 4711"
@@ -122,8 +123,9 @@ def test_the_queue_lists_stale_declarations_only(operator_client, payment, top_u
 def test_the_queue_lists_the_newest_confirmed_payments(operator_client, top_up):
     payments = [top_up("10.00") for _ in range(21)]
     for number, payment in enumerate(payments):
-        CryptoPayment.objects.filter(pk=payment.pk).update(
-            status=PaymentStatus.CONFIRMED,
+        payment_walk(
+            payment,
+            PaymentStatus.CONFIRMED,
             confirmed_at=timezone.now() - timedelta(minutes=100 - number),
         )
     html = operator_client.get(QUEUE).content.decode()
@@ -136,13 +138,9 @@ def test_the_queue_lists_the_newest_confirmed_payments(operator_client, top_up):
 def test_the_queue_runs_a_fixed_number_of_queries(operator_client, top_up, transfer):
     def add_rows():
         review = top_up("10.00")
-        CryptoPayment.objects.filter(pk=review.pk).update(
-            status=PaymentStatus.NEEDS_REVIEW, review_reason=ReviewReason.OVERPAID
-        )
+        payment_walk(review, PaymentStatus.NEEDS_REVIEW, review_reason=ReviewReason.OVERPAID)
         settled = top_up("11.00")
-        CryptoPayment.objects.filter(pk=settled.pk).update(
-            status=PaymentStatus.CONFIRMED, confirmed_at=timezone.now()
-        )
+        payment_walk(settled, PaymentStatus.CONFIRMED, confirmed_at=timezone.now())
         transfer(settled, status=TransferStatus.REVERSED)
 
     add_rows()

@@ -12,6 +12,7 @@ from payments.crypto.services.order_payments import order_cancel
 from payments.crypto.services.payments import payment_create_for_order, payment_expire
 from payments.models import CryptoPayment, DepositAddress, PaymentStatus, TransferStatus
 from rental.models import OrderStatus
+from tests.states import payment_walk
 
 
 def order_url(order):
@@ -75,8 +76,11 @@ def test_an_order_with_a_live_payment_links_to_it(customer_client, order, paymen
     assert "A payment in tUSDC on Local test chain is open for this order." in html
 
 
-def test_a_payment_being_confirmed_leaves_only_the_link(customer_client, order, payment):
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=PaymentStatus.DETECTED)
+def test_a_payment_being_confirmed_leaves_only_the_link(
+    customer_client, order, payment, transfer
+):
+    transfer(payment)  # seen, confirming
+    assert payment.status == PaymentStatus.DETECTED
     html = customer_client.get(order_url(order)).content.decode()
     assert 'data-field="live-payment"' in html
     assert pay_url(order) not in html
@@ -238,14 +242,15 @@ def test_an_order_in_review_lists_its_payment_and_what_arrived(
 
 
 def add_closed_payments(order, count: int) -> None:
-    """Old payments of the order, as replaced ones are left: closed, nothing received."""
+    """Old payments of the order, as replaced ones are left: closed (through the setter, from
+    a new payment's status), nothing received."""
     template = CryptoPayment.objects.filter(order=order).first()
     start = DepositAddress.objects.count() + 1000
     for index in range(start, start + count):
         address = DepositAddress.objects.create(
             derivation_index=index, address="0x" + f"{index:040x}"
         )
-        CryptoPayment.objects.create(
+        replaced = CryptoPayment.objects.create(
             customer=order.customer,
             purpose=template.purpose,
             order=order,
@@ -258,10 +263,10 @@ def add_closed_payments(order, count: int) -> None:
             amount_due_usd=template.amount_due_usd,
             amount_due_units=template.amount_due_units,
             confirmations_required=template.confirmations_required,
-            status=PaymentStatus.CLOSED,
             expires_at=template.expires_at,
             monitor_until=template.monitor_until,
         )
+        payment_walk(replaced, PaymentStatus.CLOSED)
 
 
 def test_the_order_page_runs_as_many_queries_for_1_and_50_payments(

@@ -9,7 +9,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from payments.models import CryptoPayment, PaymentStatus, ReviewReason, TransferStatus
+from payments.crypto.services.review import payment_mark_invalid
+from payments.models import PaymentStatus, ReviewReason, TransferStatus
+from tests.states import payment_expire_now
 
 from .conftest import TOKEN, move_cursor
 
@@ -80,9 +82,10 @@ def test_the_status_polls_while_waiting(customer_client, payment):
 
 
 def test_a_seen_transfer_shows_its_block_and_confirmations(customer_client, payment, transfer):
-    seen = transfer(payment, block=100)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.DETECTED, seen_units=payment.amount_due_units
+    seen = transfer(payment, block=100)  # settled as the watcher settles a seen transfer
+    assert (payment.status, payment.seen_units) == (
+        PaymentStatus.DETECTED,
+        payment.amount_due_units,
     )
     move_cursor("local", 101)  # read up to 100, the head being one block further
 
@@ -101,17 +104,16 @@ def test_a_seen_transfer_shows_its_block_and_confirmations(customer_client, paym
 
 def test_a_partial_transfer_asks_for_the_remainder(customer_client, payment, transfer):
     transfer(payment, units=800_000_000, block=10)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.DETECTED, seen_units=800_000_000
-    )
+    assert (payment.status, payment.seen_units) == (PaymentStatus.DETECTED, 800_000_000)
     html = customer_client.get(status_url(payment)).content.decode()
     assert "send the remaining 93.760000 tUSDC at the same address" in html
 
 
 def test_a_confirmed_payment_stops_polling(customer_client, payment, transfer, order):
     transfer(payment, block=100, status=TransferStatus.CONFIRMED)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.CONFIRMED, received_units=payment.amount_due_units
+    assert (payment.status, payment.received_units) == (
+        PaymentStatus.CONFIRMED,
+        payment.amount_due_units,
     )
     html = customer_client.get(status_url(payment)).content.decode()
     assert "Confirmed" in html
@@ -143,8 +145,22 @@ def test_a_reorged_transfer_is_not_shown(customer_client, payment, transfer):
         (PaymentStatus.INVALID, "", "An operator marked this payment invalid."),
     ],
 )
-def test_expired_and_review_are_explained(customer_client, payment, status, reason, text):
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=status, review_reason=reason)
+def test_expired_and_review_are_explained(
+    customer_client, payment, transfer, operator, status, reason, text
+):
+    # Each reached as it happens: the time runs out on nothing (expired) or on part of the
+    # amount (underpaid); the whole amount after the expiry (paid late); an operator's
+    # "invalid" on an underpaid one.
+    if reason == ReviewReason.UNDERPAID or status == PaymentStatus.INVALID:
+        transfer(payment, units=800_000_000, status=TransferStatus.CONFIRMED)
+    payment_expire_now(payment)
+    if reason == ReviewReason.PAID_LATE:
+        transfer(payment, status=TransferStatus.CONFIRMED)
+    if status == PaymentStatus.INVALID:
+        payment_mark_invalid(payment_id=payment.pk, actor=operator, reason="not ours")
+    payment.refresh_from_db()
+    assert payment.status == status
+    assert reason in ("", payment.review_reason)
     html = customer_client.get(page_url(payment)).content.decode()
     assert text in html
     assert "data-expires-at" not in html  # no countdown once the payment is no longer live

@@ -17,6 +17,7 @@ from payments.crypto.selectors.payment_page import customer_payment_view
 from payments.crypto.selectors.state import PaymentState
 from payments.crypto.services.order_payments import order_cancel
 from payments.models import CryptoPayment, PaymentStatus, ReviewReason, TransferStatus
+from tests.states import payment_expire_now, payment_walk
 
 from .conftest import TOKEN
 
@@ -162,7 +163,7 @@ def test_a_confirmed_top_up_shows_the_credit(customer_client, top_up, transfer):
 
 
 def test_an_expired_payment_asks_for_nothing(customer_client, payment):
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=PaymentStatus.EXPIRED)
+    assert payment_expire_now(payment).status == PaymentStatus.EXPIRED
     html = get(customer_client, payment)
     assert 'data-state="expired"' in html
     assert "This payment expired with nothing received." in html
@@ -220,9 +221,7 @@ def test_a_payment_in_review_gives_the_reason_and_asks_for_nothing(
     customer_client, payment, transfer, reason, text
 ):
     transfer(payment, units=100_000_000, status=TransferStatus.CONFIRMED)
-    CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.NEEDS_REVIEW, review_reason=reason
-    )
+    payment_walk(payment, PaymentStatus.NEEDS_REVIEW, review_reason=reason)
     html = get(customer_client, payment)
     assert 'data-state="in_review"' in html
     assert text in html
@@ -241,7 +240,7 @@ def test_a_payment_in_review_gives_the_reason_and_asks_for_nothing(
 def test_resolved_and_invalid_payments_ask_for_nothing(
     customer_client, payment, status, state, text
 ):
-    CryptoPayment.objects.filter(pk=payment.pk).update(status=status)
+    payment_walk(payment, status)  # through review, as an operator decides
     html = get(customer_client, payment)
     assert f'data-state="{state}"' in html
     assert text in html

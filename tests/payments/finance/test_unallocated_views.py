@@ -25,6 +25,7 @@ from payments.models import (
     TransferStatus,
 )
 from tests.payments.watcher.conftest import units
+from tests.states import payment_walk
 
 URL = reverse("payments:finance_unallocated")
 
@@ -73,7 +74,7 @@ def holdings(top_up, transfer):
     to_review(in_review)
     stranded = top_up("stranded@example.com")
     transfer(stranded, units=units("7.50"), status=TransferStatus.CONFIRMED)
-    CryptoPayment.objects.filter(pk=stranded.pk).update(status=PaymentStatus.CLOSED)
+    payment_walk(stranded, PaymentStatus.CLOSED)  # closed without the money: stranded
     allocated = top_up("done@example.com", "20.00")
     transfer(allocated, status=TransferStatus.CONFIRMED)  # paid in full: credited
     return {

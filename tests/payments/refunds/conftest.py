@@ -9,6 +9,7 @@ from django.utils import timezone
 from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus, OrderStatusChange
 from rental.services import order_set_status
+from tests.states import hosts_set_state
 
 CREDIT = "20000.00"
 
@@ -38,7 +39,7 @@ def paid_hours_ago(order: Order, hours: float) -> None:
 def waiting_order(catalogue, customer, place_order, pay):
     """An H200 order of 2 lots for 7 days, paid while every H200 host is in maintenance."""
     order = place_order(customer, catalogue["h200"], lots=2, duration_days=7)
-    Host.objects.filter(gpu_model=catalogue["h200"]).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=catalogue["h200"]), HostState.MAINTENANCE)
     order = pay(order)
     assert order.status == OrderStatus.PAID
     assert order.provisioning_issue == "capacity"

@@ -12,6 +12,7 @@ from payments.ledger.services.posting import customer_account
 from payments.models import LedgerTransaction, TransactionKind
 from rental.models import CardAllocation, Host, HostState, Order, OrderStatus
 from rental.money import usd
+from rental.services.provisioning import order_host_not_ready
 from tests.conftest import confirm_teardown
 
 from .conftest import CREDIT, paid_hours_ago
@@ -242,9 +243,9 @@ def test_the_page_of_its_own_shows_the_form(operator_client, waiting_order):
 def test_a_provisioning_order_whose_ssh_never_answered_ends_with_its_whole_price(
     operator_client, operator, provisioning_order
 ):
-    Order.objects.filter(pk=provisioning_order.pk).update(
-        provisioning_issue="readiness",
-        provisioning_issue_detail="No SSH banner after 8 checks: connection refused",
+    order_host_not_ready(
+        order_id=provisioning_order.pk,
+        detail="No SSH banner after 8 checks: connection refused",
     )
     page = text(operator_client.get(ops_url(provisioning_order)))
     assert "The host failed" in page

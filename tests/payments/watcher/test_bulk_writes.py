@@ -16,7 +16,6 @@ from payments.models import (
     CryptoPayment,
     PaymentEvent,
     PaymentEventKind,
-    PaymentStatus,
     TransferStatus,
 )
 
@@ -109,17 +108,23 @@ def test_an_upsert_replaces_the_stored_value(db):
 def test_updated_fields_read_back_and_the_others_stay(chain, top_up_payment):
     first, second = top_up_payment("10.00"), top_up_payment("12.00")
     first.seen_units, first.receipted_usd, first.confirmed_at = 5 * 10**6, Decimal("4.99"), WHEN
-    first.status = PaymentStatus.DETECTED
+    # A text column too (not the status: only its setter writes that, even through here).
+    first.declared_tx_hash = "0x" + "ab" * 32
     second.seen_units, second.receipted_usd, second.confirmed_at = 0, Decimal("0.01"), None
     second.amount_due_usd = Decimal("999.00")  # changed in memory, not among the fields written
-    update_rows([first, second], ["seen_units", "receipted_usd", "confirmed_at", "status"])
+    update_rows(
+        [first, second], ["seen_units", "receipted_usd", "confirmed_at", "declared_tx_hash"]
+    )
 
     stored = {p.pk: p for p in CryptoPayment.objects.filter(pk__in=[first.pk, second.pk])}
     assert (stored[first.pk].seen_units, stored[first.pk].receipted_usd) == (
         5 * 10**6,
         Decimal("4.99"),
     )
-    assert (stored[first.pk].confirmed_at, stored[first.pk].status) == (WHEN, "detected")
+    assert (stored[first.pk].confirmed_at, stored[first.pk].declared_tx_hash) == (
+        WHEN,
+        "0x" + "ab" * 32,
+    )
     assert stored[second.pk].confirmed_at is None
     assert stored[second.pk].receipted_usd == Decimal("0.01")
     assert stored[second.pk].amount_due_usd == Decimal("12.00")

@@ -25,6 +25,7 @@ from payments.models import (
 )
 from rental.models import Order, OrderStatus
 from tests.conftest import lots_available
+from tests.states import payment_expire_now
 
 from .conftest import units
 
@@ -271,8 +272,8 @@ def test_a_transfer_after_monitoring_ended_is_recorded_and_sent_to_review(
     chain, order_payment, pay, scan
 ):
     payment = order_payment()
+    assert payment_expire_now(payment).status == PaymentStatus.EXPIRED
     CryptoPayment.objects.filter(pk=payment.pk).update(
-        status=PaymentStatus.EXPIRED,
         expires_at=payment.created_at - timedelta(days=2),
         monitor_until=payment.created_at - timedelta(days=1),
     )

@@ -22,6 +22,7 @@ from django.db import transaction
 from payments.crypto.services.balance_payment import balance_pay_order
 from pilot.kit.diagnostics import build_diagnostics_zip
 from rental.models import Host, HostState, Order
+from tests.states import hosts_set_state
 
 DIAGNOSE_SOURCE = Path(__file__).resolve().parents[3] / "pilot/kit/diagnostics/files/diagnose.py"
 SCHEMA_PATH = DIAGNOSE_SOURCE.parent / "report.schema.json"
@@ -147,7 +148,7 @@ def paid_order(catalogue, customer, credit, place_order, django_capture_on_commi
         gpu_model = catalogue[model]
         # Earlier hosts leave the stock: deleted, or in maintenance where cards are rented.
         Host.objects.filter(gpu_model=gpu_model, allocations__isnull=True).delete()
-        Host.objects.filter(gpu_model=gpu_model).update(state=HostState.MAINTENANCE)
+        hosts_set_state(Host.objects.filter(gpu_model=gpu_model), HostState.MAINTENANCE)
         for name, cards, ssh_host in hosts:
             Host.objects.create(
                 management="manual",

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from pilot.kit.diagnostics import build_diagnostics_zip, extensions_named
 from rental.models import Order, Preparation
+from tests.states import order_to_active
 
 from .conftest import DIAGNOSE_SOURCE, SCHEMA_PATH, TOKEN
 
@@ -79,11 +80,7 @@ def test_the_same_order_and_token_give_the_same_bytes(paid_order):
 
 def test_the_token_expires_with_the_rental(paid_order):
     order = paid_order()
-    Order.objects.filter(pk=order.pk).update(
-        status="active",
-        starts_at=datetime(2026, 11, 1, 9, 0, tzinfo=UTC),
-        ends_at=datetime(2026, 11, 8, 9, 0, tzinfo=UTC),
-    )
+    order_to_active(order, starts_at=datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
     order.refresh_from_db()
     with zipfile.ZipFile(io.BytesIO(build(order))) as archive:
         document = json.loads(archive.read(f"gr-{order.pk:06d}-diagnostics/order.json"))

@@ -110,7 +110,7 @@ def test_a_valid_report_is_read_into_its_fields():
 def test_a_passing_report_and_one_with_handover_problems_are_accepted():
     passing = valid()
     for step in passing["steps"][2:5]:
-        step.update(status="ok", advice="", detail="fine")
+        step |= {"status": "ok", "advice": "", "detail": "fine"}  # a JSON step, not a row
     passing["steps"][5]["detail"] = "Not run: no --task given."
     passing["step_reached"] = "extensions"
     passing["first_error"] = None

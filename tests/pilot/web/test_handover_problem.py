@@ -15,6 +15,7 @@ from rental.models import (
     ProvisioningIssue,
     ProvisioningIssueEvent,
 )
+from tests.states import hosts_set_state
 
 from .conftest import build_report, encode, host_of
 
@@ -141,7 +142,7 @@ def test_a_later_matching_report_closes_it(operator_client, active_order):
 
 def test_a_matching_report_of_another_host_leaves_it_open(funded, make_order, make_host, catalogue):
     h100 = catalogue["h100"]
-    Host.objects.filter(gpu_model=h100).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=h100), HostState.MAINTENANCE)
     make_host(h100, 1, name="h100-left")
     make_host(h100, 1, name="h100-right")
     order = make_order(funded, lots=2)  # one card on each host

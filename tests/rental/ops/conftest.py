@@ -4,6 +4,7 @@ import pytest
 
 from payments.crypto.services.balance_payment import balance_pay_order
 from rental.models import Host, HostState, Order, OrderStatus
+from tests.states import hosts_set_state
 
 SSH_KEY = (
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl test@example"
@@ -43,7 +44,7 @@ def provisioning_order(catalogue, customer, place_order, pay):
 def waiting_order(catalogue, customer, place_order, pay):
     """An H200 order paid while every H200 host is in maintenance: waiting for cards."""
     order = place_order(customer, catalogue["h200"], lots=1)
-    Host.objects.filter(gpu_model=catalogue["h200"]).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(gpu_model=catalogue["h200"]), HostState.MAINTENANCE)
     order = pay(order)
     assert order.status == OrderStatus.PAID
     assert order.provisioning_issue == "capacity"

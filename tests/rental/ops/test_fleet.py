@@ -29,6 +29,7 @@ from rental.models import (
     TenancyStatusChange,
     TenancyStep,
 )
+from tests.states import hosts_set_state
 
 from .conftest import give_key
 
@@ -165,7 +166,7 @@ def test_the_fleet_shows_every_card_of_every_host(
     failed = order_on(hosts.h200)
     end_early(revoked)
     quarantined = quarantine(end_early(failed), "Teardown failed: sudo: a password is required")
-    Host.objects.filter(name="demo-b200-a").update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(name="demo-b200-a"), HostState.MAINTENANCE)
 
     response = operator_client.get(FLEET)
 
@@ -237,7 +238,7 @@ def test_the_fleet_and_teardown_pages_run_a_fixed_number_of_queries(
     )
     for number in range(10):
         make_host(hosts.h200, 4, name=f"more-{number}", management="worker", admin_user="gpuadmin")
-    Host.objects.filter(pk=hosts.worker.pk).update(state=HostState.AVAILABLE)
+    hosts_set_state(Host.objects.filter(pk=hosts.worker.pk), HostState.AVAILABLE)
     for _ in range(3):
         tenancy = end_early(order_on(hosts.h200))
         quarantine(tenancy)
@@ -259,11 +260,11 @@ def test_the_queue_lists_each_tenancy_where_an_operator_acts(
 ):
     on_hand = end_early(order_on(hosts.h100, lots=2))
     revoking = end_early(order_on(hosts.h200))
-    Host.objects.filter(pk=hosts.worker.pk).update(state=HostState.AVAILABLE)
+    hosts_set_state(Host.objects.filter(pk=hosts.worker.pk), HostState.AVAILABLE)
     failed = quarantine(end_early(order_on(hosts.h200)))
     journal(failed, "No key is authorized any more", "ok")
     journal(failed, "No process of the tenant runs", "failed", "3 processes left: 4101 4102")
-    Host.objects.filter(pk=hosts.worker.pk).update(state=HostState.AVAILABLE)
+    hosts_set_state(Host.objects.filter(pk=hosts.worker.pk), HostState.AVAILABLE)
     waiting = Tenancy.objects.get(order=order_on(hosts.h200))
     Tenancy.objects.filter(pk=waiting.pk).update(operator_step=True)
     broken = Tenancy.objects.get(order=order_on(hosts.h200))

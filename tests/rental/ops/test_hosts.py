@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from rental.models import CardAllocation, GpuModel, Host, HostState
 from tests.conftest import lots_available
+from tests.states import hosts_set_state
 
 HOSTS = reverse("rental:ops_hosts")
 NEW = reverse("rental:ops_host_create")
@@ -95,7 +96,7 @@ def test_released_cards_count_as_free(operator_client, provisioning_order):
 
 def test_the_list_marks_hosts_in_maintenance_and_the_navigation(operator_client, catalogue):
     host = Host.objects.get(name="demo-b200-a")
-    Host.objects.filter(pk=host.pk).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(pk=host.pk), HostState.MAINTENANCE)
     html = operator_client.get(HOSTS).content.decode()
     assert ">Maintenance<" in row_of(html, host)
     assert 'aria-label="Operations"' in html

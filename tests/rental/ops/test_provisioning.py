@@ -17,6 +17,7 @@ from rental.models import (
     Preparation,
     ProvisioningIssue,
 )
+from tests.states import hosts_set_state
 
 from .conftest import SSH_KEY, SSH_KEY_FINGERPRINT, give_key
 
@@ -329,7 +330,7 @@ def test_allocate_once_hosts_are_back_from_maintenance(
     assert 'class="message warning"' in html
     assert Order.objects.get(pk=waiting_order.pk).status == OrderStatus.PAID
 
-    Host.objects.filter(gpu_model=catalogue["h200"]).update(state=HostState.AVAILABLE)
+    hosts_set_state(Host.objects.filter(gpu_model=catalogue["h200"]), HostState.AVAILABLE)
     with django_capture_on_commit_callbacks(execute=True):
         response = operator_client.post(action_url(waiting_order, "allocate"), follow=True)
     assert f"Cards allocated to order {waiting_order.reference}." in response.content.decode()

@@ -1,23 +1,20 @@
 """The operators' pages run a fixed number of queries, the same for 1 and 20 orders per
 section of the provisioning queue."""
 
-from datetime import timedelta
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
-from rental.models import (
-    CardAllocation,
-    Host,
-    Order,
-    OrderStatus,
-    OrderStatusChange,
-    ProvisioningIssue,
+from payments.crypto.services.balance_payment import balance_pay_order
+from rental.models import Host, HostState, Order, OrderStatus, OrderStatusChange
+from rental.services.provisioning import (
+    order_host_not_ready,
+    order_mark_prepared,
+    order_set_ssh_key,
 )
 from tests.conftest import set_stock
+from tests.states import hosts_set_state, order_to_active
 
 from .conftest import SSH_KEY
 
@@ -30,49 +27,36 @@ def count_queries(client, url) -> int:
 
 
 @pytest.fixture
-def fill(catalogue, customer, place_order, make_customer, settings):
-    """Add `count` orders to each section of the queue, each on its own host cards."""
+def fill(catalogue, place_order, make_customer, credit, settings):
+    """Add `count` orders to each section of the queue, each through the services that put it
+    there: paid from the balance (cards allocated, or none free), the customer's key, the
+    operator's "prepared", the worker giving up on readiness, the readiness check's "active"."""
     settings.MAX_UNPAID_ORDERS = 5  # each customer places 5 orders before they move on
     h100 = catalogue["h100"]
-    hosts = set_stock(h100, 1000)
-    next_card = {host.pk: 0 for host in hosts}
+    hosts = set_stock(h100, 200)  # room for 20 × 5 orders held at once, on 4 hosts
 
-    def allocate(order):
-        host = next(host for host in hosts if next_card[host.pk] < host.cards)
-        CardAllocation.objects.create(order=order, host=host, lot=1, card_index=next_card[host.pk])
-        next_card[host.pk] += 1
+    def pay(order):
+        balance_pay_order(order_id=order.pk, customer=order.customer)
 
     def add(count):
-        now = timezone.now()
+        placed = []
         for _ in range(count):
             who = make_customer()
-            orders = [place_order(who, h100) for _ in range(5)]
-            waiting, to_prepare, checking, failed, active = orders
-            for order in orders:
-                OrderStatusChange.objects.create(
-                    order=order, from_status="awaiting_payment", to_status=OrderStatus.PAID
-                )
-            Order.objects.filter(pk=waiting.pk).update(
-                status=OrderStatus.PAID,
-                provisioning_issue=ProvisioningIssue.CAPACITY,
-                provisioning_issue_detail="Needs 1 lot(s)",
-            )
-            Order.objects.filter(pk__in=[to_prepare.pk, checking.pk, failed.pk]).update(
-                status=OrderStatus.PROVISIONING, ssh_public_key=SSH_KEY
-            )
-            Order.objects.filter(pk__in=[checking.pk, failed.pk]).update(prepared_at=now)
-            Order.objects.filter(pk=failed.pk).update(
-                provisioning_issue=ProvisioningIssue.READINESS,
-                provisioning_issue_detail="No SSH banner after 3 checks",
-            )
-            Order.objects.filter(pk=active.pk).update(
-                status=OrderStatus.ACTIVE,
-                prepared_at=now,
-                starts_at=now,
-                ends_at=now + timedelta(days=7),
-            )
+            credit(who, "20000.00")
+            placed.append([place_order(who, h100) for _ in range(5)])
+        # The waiting ones are paid while every H100 host is set aside: no card is free.
+        hosts_set_state(hosts, HostState.MAINTENANCE)
+        for waiting, *_rest in placed:
+            pay(waiting)
+        hosts_set_state(hosts, HostState.AVAILABLE)
+        for _waiting, to_prepare, checking, failed, active in placed:
             for order in (to_prepare, checking, failed, active):
-                allocate(order)
+                pay(order)
+                order_set_ssh_key(order_id=order.pk, customer=order.customer, key_text=SSH_KEY)
+            for order in (checking, failed, active):
+                order_mark_prepared(order_id=order.pk, actor=None, access_notes="")
+            order_host_not_ready(order_id=failed.pk, detail="No SSH banner after 3 checks")
+            order_to_active(Order.objects.get(pk=active.pk))
 
     return add
 
@@ -144,6 +128,5 @@ def test_the_host_and_order_pages_run_a_fixed_number_of_queries(operator_client,
     # User with groups; the order with customer and preparer; timeline; handover events;
     # cards per host; the health banner; the pilot's diagnostics reports and decisions; for
     # ending it early, its hosts in maintenance, its paid extensions and the revenue booked
-    # (the refund's cap); its tenancies with their hosts (none here: this fixture allocates
-    # cards by hand; with tenancies, their journal steps are one query more, whatever their count).
-    assert order_one == count_queries(operator_client, order_url) == 12
+    # (the refund's cap); its tenancies with their hosts, and their journal steps.
+    assert order_one == count_queries(operator_client, order_url) == 13

@@ -100,13 +100,22 @@ def test_every_status_has_an_entry_in_the_transition_map():
 
 def test_the_database_refuses_an_active_order_without_its_period(catalogue, customer, place_order):
     order = place_order(customer, catalogue["h100"])
+    for status in (OrderStatus.PAID, OrderStatus.PROVISIONING):
+        order_set_status(order_id=order.pk, to_status=status, actor=None, reason="test")
+    # The setter checks the transition; the period is the database's own rule.
     with pytest.raises(IntegrityError), transaction.atomic():
-        Order.objects.filter(pk=order.pk).update(status=OrderStatus.ACTIVE)
+        order_set_status(order_id=order.pk, to_status=OrderStatus.ACTIVE, actor=None, reason="test")
     now = timezone.now()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Order.objects.filter(pk=order.pk).update(
-            status=OrderStatus.ACTIVE, starts_at=now, ends_at=now
+        order_set_status(
+            order_id=order.pk,
+            to_status=OrderStatus.ACTIVE,
+            actor=None,
+            reason="test",
+            starts_at=now,
+            ends_at=now,
         )
+    assert Order.objects.get(pk=order.pk).status == OrderStatus.PROVISIONING
 
 
 def test_the_database_refuses_a_total_that_is_not_lots_times_lot_price(

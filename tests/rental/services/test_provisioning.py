@@ -29,6 +29,7 @@ from rental.services.provisioning import (
 )
 from tests.concurrency import run_concurrently
 from tests.conftest import lots_available
+from tests.states import hosts_set_state
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ada@laptop"
 
@@ -122,7 +123,7 @@ def test_capacity_that_vanished_leaves_the_order_paid_in_the_operators_queue(
     mi300x = catalogue["mi300x"]
     hosts = only_hosts(mi300x, 4)
     order = place_order(customer, mi300x, lots=2)
-    Host.objects.filter(pk=hosts[0].pk).update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(pk=hosts[0].pk), HostState.MAINTENANCE)
 
     with django_capture_on_commit_callbacks(execute=True):
         paid = pay(order)
@@ -136,7 +137,7 @@ def test_capacity_that_vanished_leaves_the_order_paid_in_the_operators_queue(
         f"Payment received for order {order.reference}",
     ]
     # Still held: a newcomer cannot take the cards this paid order waits for.
-    Host.objects.filter(pk=hosts[0].pk).update(state=HostState.AVAILABLE)
+    hosts_set_state(Host.objects.filter(pk=hosts[0].pk), HostState.AVAILABLE)
     assert lots_available(mi300x) == 2
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -163,7 +164,7 @@ def test_parallel_paid_orders_never_get_the_same_card(catalogue, make_customer, 
     orders = [place_order(make_customer(), b200, lots=1 + index % 2) for index in range(7)]
     assert sum(order.lots for order in orders) == 10
     # One host goes to maintenance after the orders were placed: 4 pairs fewer than held.
-    Host.objects.filter(name="race-1").update(state=HostState.MAINTENANCE)
+    hosts_set_state(Host.objects.filter(name="race-1"), HostState.MAINTENANCE)
 
     results = run_concurrently(lambda index: pay(orders[index]), len(orders))
 
