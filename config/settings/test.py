@@ -3,10 +3,18 @@
 import os
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gpu_rental")
-# A database number of its own: the test suite clears it between tests.
+# A database number of its own: the test suite clears it between tests. Under pytest,
+# tests/isolation.py gives each run a private Redis server and each worker its own databases.
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
 
 from .base import *  # noqa: E402, F403
+
+# Each run of the suite has a test database of its own (tests/isolation.py names the run),
+# to which pytest-xdist adds the worker's suffix: runs at once and workers never share one.
+if os.environ.get("TEST_RUN_ID") and DATABASES["default"]["ENGINE"].endswith("postgresql"):  # noqa: F405
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": f"test_{DATABASES['default']['NAME']}_{os.environ['TEST_RUN_ID']}"  # noqa: F405
+    }
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
