@@ -72,17 +72,18 @@ def _start_redis(binary: str) -> str:
     log_path = os.path.join(folder, "redis.log")
     for _attempt in range(5):
         port = _free_port()
+        command = [
+            binary,
+            "--port", str(port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--databases", "256",
+            "--dir", folder,
+            "--logfile", log_path,
+        ]  # fmt: skip
         process = subprocess.Popen(
-            [
-                binary,
-                "--port", str(port),
-                "--bind", "127.0.0.1",
-                "--save", "",
-                "--appendonly", "no",
-                "--databases", "256",
-                "--dir", folder,
-                "--logfile", log_path,
-            ],  # fmt: skip
+            command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
