@@ -9,12 +9,15 @@ about a second). A change to any migration names another template; `pytest --cre
 builds it again. The template is built under a temporary name and renamed when complete, under
 an advisory lock, so a run killed mid-way or two runs at once never use half of one; it takes
 no connections (datallowconn false), so that copying it is never refused for a session left
-open on it. post_migrate runs again on every copy: the groups and permissions the apps grant
+open on it. Test databases of killed runs on this machine are dropped on the way.
+post_migrate runs again on every copy: the groups and permissions the apps grant
 there come from today's code, not the template's.
 """
 
 import contextlib
 import hashlib
+import os
+import re
 from pathlib import Path
 
 import psycopg
@@ -90,6 +93,34 @@ def _drop_old_templates(admin: psycopg.Connection, prefix: str, keep: str) -> No
             admin.execute(f"DROP DATABASE {_quote(name)}")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _drop_abandoned(admin: psycopg.Connection, base: str) -> None:
+    """Test databases of runs on this machine that were killed before their end
+    (test_<base>_p<pid>[_gw<k>], tests/isolation.py, whose pytest process is gone). Only for a
+    server on this machine: a pid means nothing elsewhere."""
+    if (connection.settings_dict.get("HOST") or "localhost") not in (
+        "localhost",
+        "127.0.0.1",
+        "::1",
+    ):
+        return
+    pattern = re.compile(rf"test_{re.escape(base)}_p(\d+)(_gw\d+)?")
+    for (name,) in admin.execute("SELECT datname FROM pg_database").fetchall():
+        found = pattern.fullmatch(name)
+        if found and not _alive(int(found.group(1))):
+            with contextlib.suppress(psycopg.Error):
+                admin.execute(f"DROP DATABASE {_quote(name)} WITH (FORCE)")
+
+
 def create_test_db_from_template(*, verbosity: int, rebuild: bool) -> str:
     """Create this process's test database (the settings' TEST NAME) as a copy of the migrated
     template, building the template first if needed; switch the connection to it. Its name."""
@@ -106,6 +137,7 @@ def create_test_db_from_template(*, verbosity: int, rebuild: bool) -> str:
             if not _exists(admin, template):
                 _build(admin, template, verbosity)
                 _drop_old_templates(admin, prefix, keep=template)
+            _drop_abandoned(admin, base)
             admin.execute(f"DROP DATABASE IF EXISTS {_quote(target)} WITH (FORCE)")
             admin.execute(f"CREATE DATABASE {_quote(target)} TEMPLATE {_quote(template)}")
         finally:
