@@ -1,10 +1,12 @@
-"""Pytest plugin (loaded first, `-p tests.isolation` in pyproject's addopts): every run of the
-suite, and every pytest-xdist worker of a run, has servers' state of its own, so that two
-`make test` at once on one machine, and the workers of one run, never share a database.
+"""Pytest plugin, loaded first (`-p config.pytest_isolation` in pyproject's addopts; here and not
+in tests/ so that a bare `pytest` finds it too): every run of the suite, and every pytest-xdist
+worker of a run, has servers' state of its own, so that two `make test` at once on one machine,
+and the workers of one run, never share a database.
 
 - PostgreSQL: the run has an id (TEST_RUN_ID, "p" + the main pytest process's pid) that the
   test settings put in the test database's name (test_gpu_rental_p1234), and pytest-django adds
-  the worker's suffix (test_gpu_rental_p1234_gw0); each worker drops its own at the end.
+  the worker's suffix (test_gpu_rental_p1234_gw0), a copy of a migrated template
+  (tests/db_template.py); each worker drops its own at the end.
 - Redis: the run starts a private `redis-server` (the distribution's binary) on a free loopback
   port, without persistence, stopped when the run ends (and by the kernel if the run is
   killed: it gets SIGTERM when its parent dies). Worker k (gw<k>; 0 without xdist) has
@@ -82,7 +84,7 @@ def _start_redis(binary: str) -> str:
             "--dir", folder,
             "--logfile", log_path,
         ]  # fmt: skip
-        process = subprocess.Popen(
+        process = subprocess.Popen(  # noqa: S603 (the distribution's binary, our arguments)
             command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
