@@ -17,7 +17,7 @@ run pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 SITE_URL ?= http://$(HOST):$(PORT)
 # make test runs the suite on TEST_WORKERS pytest-xdist workers (auto: one per core; 0: serially,
 # in this process), each worker with its own test database and Redis databases, every run with
-# a private redis-server (config/pytest_isolation.py): two make test at once on one machine never
+# a private redis-server (tests/isolation.py): two make test at once on one machine never
 # meet.
 TEST_WORKERS ?= auto
 TEST_DIST ?= load

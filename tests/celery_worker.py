@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 60
 STOP_TIMEOUT_SECONDS = 15
 # The Redis database of the workers' broker, unless TEST_CELERY_WORKER_BROKER_URL (under pytest,
-# config/pytest_isolation.py always sets it: the run's private Redis, a database per xdist worker).
+# tests/isolation.py always sets it: the run's private Redis, a database per xdist worker).
 BROKER_DB = 11
 
 

@@ -28,7 +28,7 @@ pytest_plugins = [
 def django_db_setup(
     request, django_test_environment, django_db_blocker, django_db_modify_db_settings
 ):
-    """The test database (one per run and xdist worker, config/pytest_isolation.py) as a copy of a
+    """The test database (one per run and xdist worker, tests/isolation.py) as a copy of a
     migrated template kept between runs (tests/db_template.py), dropped at the end; SQLite
     migrates as usual."""
     from django.db import connection

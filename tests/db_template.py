@@ -105,7 +105,7 @@ def _alive(pid: int) -> bool:
 
 def _drop_abandoned(admin: psycopg.Connection, base: str) -> None:
     """Test databases of runs on this machine that were killed before their end
-    (test_<base>_p<pid>[_gw<k>], named by config/pytest_isolation.py, whose pytest process is
+    (test_<base>_p<pid>[_gw<k>], named by tests/isolation.py, whose pytest process is
     gone). Only for a server on this machine: a pid means nothing elsewhere."""
     if (connection.settings_dict.get("HOST") or "localhost") not in (
         "localhost",

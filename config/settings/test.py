@@ -4,13 +4,13 @@ import os
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gpu_rental")
 # A database number of its own: the test suite clears it between tests. Under pytest,
-# config/pytest_isolation.py gives each run a private Redis server and each worker its own
+# tests/isolation.py gives each run a private Redis server and each worker its own
 # databases.
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
 
 from .base import *  # noqa: E402, F403
 
-# Each run of the suite has a test database of its own (config/pytest_isolation.py names the
+# Each run of the suite has a test database of its own (tests/isolation.py names the
 # run), to which pytest-xdist adds the worker's suffix: runs at once and workers never share one.
 _database = DATABASES["default"]  # noqa: F405
 if os.environ.get("TEST_RUN_ID") and _database["ENGINE"].endswith("postgresql"):

@@ -1,5 +1,7 @@
-"""Pytest plugin, loaded first (`-p config.pytest_isolation` in pyproject's addopts; here and not
-in tests/ so that a bare `pytest` finds it too): every run of the suite, and every pytest-xdist
+"""Pytest plugin, loaded first (`-p tests.isolation` in pyproject's addopts; run pytest as
+`python -m pytest` from the repository's root, as make test does, so that `tests` is importable
+before anything else; not in config/, whose import sets DJANGO_SETTINGS_MODULE to the dev
+settings through config/celery_app.py): every run of the suite, and every pytest-xdist
 worker of a run, has servers' state of its own, so that two `make test` at once on one machine,
 and the workers of one run, never share a database.
 
