@@ -15,12 +15,20 @@ run pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 # Links in emails point where make run serves the site, unless SITE_URL says otherwise (honcho
 # gives every process a PORT of its own, so the worker cannot take the web's from PORT).
 SITE_URL ?= http://$(HOST):$(PORT)
+# make test runs the suite on TEST_WORKERS pytest-xdist workers (auto: one per core; 0: serially,
+# in this process), each worker with its own test database and Redis databases, every run with
+# a private redis-server (tests/isolation.py): two make test at once on one machine never
+# meet.
+TEST_WORKERS ?= auto
+TEST_DIST ?= load
 
 .PHONY: help install run test lint bench messages clean pay send-withdrawal soak
 
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
 	@echo "make test   - install test needs, start PostgreSQL/Redis if missing, run the whole suite"
+	@echo "              in parallel, a worker per core (TEST_WORKERS=0: serially; TEST_WORKERS=4;"
+	@echo "              PYTEST_ARGS=\"-k journey -x\" for pytest's own options)"
 	@echo "make lint   - ruff and lint-imports (which app and which payments room imports which)"
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
 	@echo "make soak   - make run under a customer load for SOAK_MINUTES (30), then check it all"
@@ -64,7 +72,7 @@ test: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	DATABASE_URL=sqlite:///:memory: $(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

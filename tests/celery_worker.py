@@ -25,7 +25,9 @@ from celery import Celery
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 60
 STOP_TIMEOUT_SECONDS = 15
-BROKER_DB = 11  # the Redis database of the workers' broker, unless TEST_CELERY_WORKER_BROKER_URL
+# The Redis database of the workers' broker, unless TEST_CELERY_WORKER_BROKER_URL (under pytest,
+# tests/isolation.py always sets it: the run's private Redis, a database per xdist worker).
+BROKER_DB = 11
 
 
 def broker_url_for(redis_url: str | None) -> str:

@@ -24,6 +24,35 @@ pytest_plugins = [
 ]
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request, django_test_environment, django_db_blocker, django_db_modify_db_settings
+):
+    """The test database (one per run and xdist worker, tests/isolation.py) as a copy of a
+    migrated template kept between runs (tests/db_template.py), dropped at the end; SQLite
+    migrates as usual."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    verbosity = request.config.option.verbose
+    if connection.vendor != "postgresql":
+        with django_db_blocker.unblock():
+            config = setup_databases(verbosity=verbosity, interactive=False)
+        yield
+        with django_db_blocker.unblock():
+            teardown_databases(config, verbosity=verbosity)
+        return
+    from tests.db_template import create_test_db_from_template
+
+    with django_db_blocker.unblock():
+        base = create_test_db_from_template(
+            verbosity=verbosity, rebuild=bool(request.config.getvalue("create_db"))
+        )
+    yield
+    with django_db_blocker.unblock():
+        connection.creation.destroy_test_db(old_database_name=base, verbosity=verbosity)
+
+
 @pytest.fixture(autouse=True)
 def _default_language():
     """Each test starts in the default language, whatever a previous one left active."""

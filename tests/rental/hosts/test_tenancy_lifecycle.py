@@ -68,12 +68,14 @@ def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
     keys = (machine_home(tenancy) / ".ssh" / "authorized_keys").read_text().splitlines()
     assert keys == [customer_key.with_suffix(".pub").read_text().strip()]
 
-    # It leaves a process and files behind.
+    # It leaves a process and files behind (named after the account: runs and workers at once
+    # share /tmp, and only the account itself could overwrite its file there).
+    left_name = f"{tenancy.account}-left"
     left = ssh_as(
         machine, tenancy.account, customer_key,
-        "nohup sleep 600 >/dev/null 2>&1 & echo secret > ~/results.txt; "
-        "echo secret > /tmp/tenant-left; echo secret > /dev/shm/tenant-left; "
-        "echo secret > /var/tmp/tenant-left; echo ok",
+        f"nohup sleep 600 >/dev/null 2>&1 & echo secret > ~/results.txt; "
+        f"echo secret > /tmp/{left_name}; echo secret > /dev/shm/{left_name}; "
+        f"echo secret > /var/tmp/{left_name}; echo ok",
     )  # fmt: skip
     assert left.stdout.strip() == "ok"
     uid = tenancy.account_uid
@@ -94,7 +96,7 @@ def test_the_customer_logs_in_during_the_rental_and_is_refused_after_it(
     assert refused.returncode == 255 and "Permission denied" in refused.stderr
     assert not account_exists(tenancy.account)
     assert not processes_of(uid)
-    for path in ("/tmp/tenant-left", "/dev/shm/tenant-left", "/var/tmp/tenant-left"):
+    for path in (f"/tmp/{left_name}", f"/dev/shm/{left_name}", f"/var/tmp/{left_name}"):
         assert not exists(path), path
     assert not machine_home(tenancy).exists()
     device = machine.device_path(tenancy.cards[0])
@@ -141,12 +143,13 @@ def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_t
     assert ssh_as(machine, two.account, customer_key, "true").returncode == 255
     # The first writes a file; after its teardown the second, and the next tenant of that card,
     # read nothing of it.
-    ssh_as(machine, one.account, customer_key, "echo private > /tmp/first-results")
+    results = f"{one.account}-results"  # of the account's own (/tmp is shared with other runs)
+    ssh_as(machine, one.account, customer_key, f"echo private > /tmp/{results}")
 
     order_end(order_id=first.pk, now=first.ends_at + timedelta(seconds=1))
     one.refresh_from_db()
     assert one.status == TenancyStatus.ERASED
-    assert not exists("/tmp/first-results")
+    assert not exists(f"/tmp/{results}")
     assert cards_seen(two, other_key) == two.cards
     two.refresh_from_db()
     assert two.status == TenancyStatus.READY
@@ -155,7 +158,7 @@ def test_two_orders_on_one_host_see_only_their_own_cards_and_one_ending_leaves_t
     three = Tenancy.objects.get(order=third)
     assert three.cards == one.cards and three.account != one.account
     listing = ssh_as(
-        machine, three.account, customer_key, "ls -A ~ /tmp | grep -c first-results || true"
+        machine, three.account, customer_key, f"ls -A ~ /tmp | grep -c {results} || true"
     )
     assert listing.stdout.strip() == "0"
 
