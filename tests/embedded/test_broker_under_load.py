@@ -75,7 +75,7 @@ def test_a_consumer_reading_while_producers_write_gets_every_message_whole_once(
     producers, count = 6, 150
     consumer = subprocess.Popen(
         [sys.executable, "-m", "tests.embedded.consume", "embedded-burst",
-         str(producers * count), "40"],
+         str(producers * count), "300"],  # stops once all are in; 300 s bounds a broken one
         cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     started = []
@@ -87,7 +87,7 @@ def test_a_consumer_reading_while_producers_write_gets_every_message_whole_once(
         )  # fmt: skip
         last_published = wait_for_producers(started)
         outcome = json.loads(consumer.stdout.readline())
-        assert consumer.wait(timeout=30) == 0
+        assert consumer.wait(timeout=60) == 0
     finally:
         for process in [consumer, *started]:
             if process.poll() is None:
