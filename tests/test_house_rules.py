@@ -36,6 +36,8 @@ SETTER_MODULES = {
     },
     "state": {"rental/hosts/services.py"},  # Host.state: host_set_state
     "provisioning_issue": {"rental/services/orders.py"},  # order_set_provisioning_issue
+    # CryptoPayment.review_reason: set with the status, or changed under review, by its batch
+    "review_reason": {"payments/crypto/services/status.py"},
 }
 # TEMPORARY: modules that write a field of the same name on another entity outside that
 # entity's setter module (none today: every entity's setter is in SETTER_MODULES).

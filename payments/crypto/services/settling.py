@@ -1,6 +1,7 @@
 """Settling: what the money on a payment means, decided in one place.
 
-The only caller of payment_set_status for chain events. Called with the payments' row locks
+The only writer of payment statuses for chain events (through the setter's batch,
+payments.crypto.services.status.PaymentStatusBatch). Called with the payments' row locks
 held (payments.locks), inside the transaction that changed their transfers. For each payment:
 
 1. Receipts. The units of newly confirmed transfers join the payment's `receipted_units`; the
