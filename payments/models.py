@@ -500,9 +500,9 @@ class TransferStatus(models.TextChoices):
     REVERSED = "reversed", _("Reversed after confirmation")
 
 
-# Which status may follow which. Its setter is to come (today payments.chain.storing and
-# payments.chain.confirming write it in batches, under payments.locks): it will check this
-# map through statemachine.StateMachine.
+# Which status may follow which; every change goes through
+# payments.chain.transfer_status.transfers_set_status (in batches: storing, confirming), which
+# checks this map.
 CHAIN_TRANSFER_TRANSITIONS: dict[str, frozenset[str]] = {
     # Confirmed at N blocks with its block hash unchanged; reorged when the hash changed first;
     # seen again when its log turns up in another block (a scan after a reorganisation).

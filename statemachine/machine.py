@@ -20,6 +20,10 @@ A setter whose caller already holds the lock calls `change` on the locked row. A
 (payments sets hundreds of statuses in fixed queries) uses the parts: `check` per row,
 `audit_row` per row for one bulk insert, `log_on_commit` per row, and writes the statuses
 itself in its own statement.
+
+An entity whose history lives elsewhere has no audit model (`audit_model=None`): a chain
+transfer's changes are told by its payment's events, a webhook delivery's by its attempt log.
+Its changes are checked, saved, logged and followed by their effects all the same.
 """
 
 from __future__ import annotations
@@ -51,11 +55,12 @@ class Transition:
 class StateMachine:
     """One entity's states. `refuse(obj, to_status)` builds the entity's own error;
     `describe(obj)` gives the log line's subject text and its identifying fields, e.g.
-    ("order GR-000042", {"order": "GR-000042"})."""
+    ("order GR-000042", {"order": "GR-000042"}). `audit_model` None: no audit row (the
+    entity's history is kept elsewhere, say where beside the machine)."""
 
     name: str
     transitions: Mapping[str, frozenset[str]]
-    audit_model: type[Model]
+    audit_model: type[Model] | None
     refuse: Callable[[Model, str], Exception]
     state_field: str = "status"
     # Saved with every change (auto_now fields).
@@ -80,6 +85,8 @@ class StateMachine:
     ) -> Model:
         """The audit row of one change, not saved (a batch setter inserts many at once);
         `extra` fills the audit model's own fields (a payment event's kind and data)."""
+        if self.audit_model is None:
+            raise TypeError(f"{self.name} has no audit model")
         return self.audit_model(
             **{self.audit_model.subject_field: obj},
             from_status=from_status,
@@ -117,12 +124,19 @@ class StateMachine:
     def record(
         self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
     ) -> Transition:
-        """Write the audit row and schedule the log line of a change already saved (also the
-        creation of a row: `from_status` ""); no effects."""
-        audit = self.audit_row(
-            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason, **extra
-        )
-        audit.save(force_insert=True)
+        """Write the audit row (none without an audit model) and schedule the log line of a
+        change already saved (also the creation of a row: `from_status` ""); no effects."""
+        audit = None
+        if self.audit_model is not None:
+            audit = self.audit_row(
+                obj,
+                from_status=from_status,
+                to_status=to_status,
+                actor=actor,
+                reason=reason,
+                **extra,
+            )
+            audit.save(force_insert=True)
         self.log_on_commit(
             obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
         )
@@ -131,10 +145,17 @@ class StateMachine:
     # ------------------------------------------------------------------ the setter
 
     def change(
-        self, obj: Model, *, to_status: str, actor, reason: str, fields: Mapping[str, Any] = {}
+        self,
+        obj: Model,
+        *,
+        to_status: str,
+        actor,
+        reason: str,
+        fields: Mapping[str, Any] = {},
+        audit: Mapping[str, Any] = {},
     ) -> Transition:
         """Change a row the caller holds locked: check, apply the status and `fields`, save
-        them, audit, run the effects."""
+        them, audit (`audit`: the audit model's own fields), run the effects."""
         self.check(obj, to_status)
         from_status = getattr(obj, self.state_field)
         setattr(obj, self.state_field, to_status)
@@ -142,7 +163,7 @@ class StateMachine:
             setattr(obj, name, value)
         obj.save(update_fields=_unique([self.state_field, *self.touch, *fields]))
         done = self.record(
-            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
+            obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason, **audit
         )
         for effect in self.effects:
             effect(done)

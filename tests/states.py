@@ -88,3 +88,51 @@ def payment_expire_now(payment):
     assert payment_expire(payment_id=payment.pk) == 1
     payment.refresh_from_db()
     return payment
+
+
+def withdrawal_path(from_status: str, to_status: str) -> list[str]:
+    """The shortest walk through WITHDRAWAL_TRANSITIONS from one status to another (the
+    statuses after `from_status`); KeyError when the map offers none."""
+    from payments.models import WITHDRAWAL_TRANSITIONS
+
+    paths = {from_status: []}
+    frontier = [from_status]
+    while frontier:
+        status = frontier.pop(0)
+        for following in sorted(WITHDRAWAL_TRANSITIONS[status]):
+            if following not in paths:
+                paths[following] = [*paths[status], following]
+                frontier.append(following)
+    return paths[to_status]
+
+
+def withdrawal_walk(
+    withdrawal,
+    to_status: str,
+    *,
+    actor=None,
+    tx_hash: str = "0x" + "cd" * 32,
+    block: int = 7,
+    reason: str = "test: on the way",
+):
+    """Move a withdrawal to `to_status` through the one withdrawal setter, along the map's
+    shortest path, under its row lock, as finance and the worker take it (approved by `actor`,
+    sent with `tx_hash`, paid in `block`), without the ledger postings that usually come with
+    it."""
+    from django.db import transaction
+
+    from payments.locks import lock_withdrawal
+    from payments.models import WithdrawalStatus
+    from payments.withdrawals.services import withdrawal_set_status
+
+    with transaction.atomic():
+        locked = lock_withdrawal(withdrawal_id=withdrawal.pk)
+        for status in withdrawal_path(locked.status, to_status):
+            data = {}
+            if status == WithdrawalStatus.SENT:
+                data = {"tx_hash": tx_hash}
+            elif status == WithdrawalStatus.PAID:
+                data = {"block": block}
+            withdrawal_set_status(locked, status, actor=actor, reason=reason, **data)
+    withdrawal.refresh_from_db()
+    return withdrawal

@@ -8,14 +8,14 @@ whatever its size.
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.utils import timezone
 
-from ..bulk import create_rows, update_rows
+from ..bulk import create_rows
 from ..locks import lock_payments_with_siblings, lock_transfers
 from ..models import ChainTransfer, PaymentEvent, PaymentEventKind, TransferStatus
 from .networks import confirmations_at, get_network
 from .rpc import ChainClient
 from .settlement import settle
+from .transfer_status import transfers_set_status
 
 BATCH = 500  # transfers settled per transaction
 
@@ -70,21 +70,17 @@ def _apply(decided: dict[int, tuple[str, str]]) -> tuple[int, int]:
             "payment_id", flat=True
         )
     )
-    now = timezone.now()
     with transaction.atomic():
         payments = lock_payments_with_siblings(payment_ids)
         transfers = lock_transfers(decided)
-        changed, events = [], []
+        changes, events = [], []
         for transfer_id, (status, stored_hash) in decided.items():
             transfer = transfers.get(transfer_id)
             if transfer is None or transfer.status != TransferStatus.SEEN:
                 continue
             if transfer.block_hash != stored_hash:
                 continue  # moved meanwhile (seen again in another block)
-            transfer.status = status
-            if status == TransferStatus.CONFIRMED:
-                transfer.confirmed_at = now
-            elif transfer.payment_id:
+            if status == TransferStatus.REORGED and transfer.payment_id:
                 events.append(
                     PaymentEvent(
                         payment_id=transfer.payment_id,
@@ -92,12 +88,12 @@ def _apply(decided: dict[int, tuple[str, str]]) -> tuple[int, int]:
                         data={"tx_hash": transfer.tx_hash, "block": transfer.block_number},
                     )
                 )
-            changed.append(transfer)
-        update_rows(changed, ["status", "confirmed_at"])
+            changes.append((transfer, status))
+        transfers_set_status(changes)
         create_rows(events)
-        settle(payments, touched={t.payment_id for t in changed if t.payment_id})
-    confirmed = sum(1 for t in changed if t.status == TransferStatus.CONFIRMED)
-    return confirmed, len(changed) - confirmed
+        settle(payments, touched={t.payment_id for t, _ in changes if t.payment_id})
+    confirmed = sum(1 for _, status in changes if status == TransferStatus.CONFIRMED)
+    return confirmed, len(changes) - confirmed
 
 
 def transfers_reversed(*, transfer_ids: Iterable[int]) -> int:
@@ -117,9 +113,7 @@ def transfers_reversed(*, transfer_ids: Iterable[int]) -> int:
         transfers = [
             t for t in lock_transfers(ids).values() if t.status == TransferStatus.CONFIRMED
         ]
-        for transfer in transfers:
-            transfer.status = TransferStatus.REVERSED
-        update_rows(transfers, ["status"])
+        transfers_set_status([(t, TransferStatus.REVERSED) for t in transfers])
         create_rows(
             [
                 PaymentEvent(

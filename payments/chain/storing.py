@@ -16,7 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from ..bulk import insert_rows, update_rows
+from ..bulk import insert_rows
 from ..locks import lock_payments
 from ..models import (
     ChainBlock,
@@ -30,6 +30,7 @@ from ..models import (
 from .networks import Network
 from .rpc import TransferLog
 from .settlement import settle_seen
+from .transfer_status import transfers_set_status
 
 # Block hashes kept per network beyond its confirmations, for the walk back to a fork point:
 # a reorganisation deeper than this finds no stored block and the scan reads again from the
@@ -142,7 +143,7 @@ def store_transfers(
                 log.block_hash,
                 block_time,
             )
-            row.status, row.late = TransferStatus.SEEN, late
+            row.late = late
             moved.append(row)
     if not new and not moved:
         return set(), 0
@@ -179,7 +180,10 @@ def store_transfers(
         ignore_conflicts=True,  # stored meanwhile by a declaration's check
         returning=("payment", "tx_hash", "block_number", "amount_units"),
     )
-    update_rows(moved, ["block_number", "block_hash", "block_timestamp", "status", "late"])
+    transfers_set_status(
+        [(row, TransferStatus.SEEN) for row in moved],
+        also_fields=["block_number", "block_hash", "block_timestamp", "late"],
+    )
     seen = [*written, *((r.payment_id, r.tx_hash, r.block_number, r.amount_units) for r in moved)]
     insert_rows(
         PaymentEvent,

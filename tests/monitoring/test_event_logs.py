@@ -112,7 +112,7 @@ def test_a_payment_status_change_logs_one_line_with_its_references(
 
     (line,) = records(caplog, "payments.crypto.services.status")
     assert line.getMessage() == (
-        f"payment {payment.reference} awaiting -> expired (order {order.reference}): time ran out"
+        f"payment {payment.reference} (order {order.reference}) awaiting -> expired: time ran out"
     )
     assert (line.payment, line.order, line.from_status, line.to_status) == (
         payment.reference,

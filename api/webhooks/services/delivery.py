@@ -154,20 +154,21 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
         )
         if delivery.attempts != claim.number or delivery.status not in OPEN_STATUSES:
             return delivery.status  # a redelivery took over meanwhile: it decides
-        delivery.response_code = result.response_code
-        delivery.error = result.error
-        delivery.duration_ms = result.duration_ms
+        fields = {
+            "response_code": result.response_code,
+            "error": result.error,
+            "duration_ms": result.duration_ms,
+            "next_attempt_at": None,
+        }
         schedule = retry_schedule()
         if result.succeeded:
-            delivery_set_status(delivery, to_status=DeliveryStatus.DELIVERED)
-            delivery.delivered_at = finished
-            delivery.next_attempt_at = None
+            to_status = DeliveryStatus.DELIVERED
+            fields["delivered_at"] = finished
             if endpoint.consecutive_failures:
                 endpoint.consecutive_failures = 0
                 endpoint.save(update_fields=["consecutive_failures", "updated_at"])
         elif delivery.round_attempts > len(schedule):
-            delivery_set_status(delivery, to_status=DeliveryStatus.GAVE_UP)
-            delivery.next_attempt_at = None
+            to_status = DeliveryStatus.GAVE_UP
             endpoint.consecutive_failures += 1
             endpoint.save(update_fields=["consecutive_failures", "updated_at"])
             if (
@@ -176,23 +177,13 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
             ):
                 endpoint_disable(endpoint, reason=DisabledReason.FAILURES)
         else:
-            delivery_set_status(delivery, to_status=DeliveryStatus.FAILED)
+            to_status = DeliveryStatus.FAILED
             delay = schedule[delivery.round_attempts - 1]
-            delivery.next_attempt_at = finished + timedelta(seconds=delay)
-            eta = delivery.next_attempt_at
+            eta = fields["next_attempt_at"] = finished + timedelta(seconds=delay)
             transaction.on_commit(
                 lambda: tasks.webhook_deliver.apply_async(args=[claim.delivery_id], eta=eta)
             )
-        delivery.save(
-            update_fields=[
-                "status",
-                "response_code",
-                "error",
-                "duration_ms",
-                "delivered_at",
-                "next_attempt_at",
-            ]
-        )
+        delivery_set_status(delivery, to_status=to_status, fields=fields)
     transaction.on_commit(lambda: _log(claim, result, delivery.status))
     return delivery.status
 

@@ -153,10 +153,11 @@ def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
             raise EndpointDisabled()
         if delivery.attempt_in_flight():
             raise AttemptInFlight()
-        delivery_set_status(delivery, to_status=DeliveryStatus.PENDING)
-        delivery.round_attempts = 0
-        delivery.next_attempt_at = timezone.now()
-        delivery.save(update_fields=["status", "round_attempts", "next_attempt_at"])
+        delivery_set_status(
+            delivery,
+            to_status=DeliveryStatus.PENDING,
+            fields={"round_attempts": 0, "next_attempt_at": timezone.now()},
+        )
         tasks.webhook_deliver.delay_on_commit(delivery.pk)
     return delivery
 

@@ -1,7 +1,17 @@
 """The one setter of a webhook delivery's status (the transitions map is beside
-DeliveryStatus in api.webhooks.models). The caller holds the delivery's row lock and saves
-the row; each attempt that leads to a change is already in the delivery log (WebhookAttempt).
+DeliveryStatus in api.webhooks.models). The caller holds the delivery's row lock
+(api.webhooks.locks); the setter saves the status together with the other columns the change
+sets, in one UPDATE.
+
+No audit row and no log line of its own: each attempt that leads to a change is already in the
+delivery log (WebhookAttempt) and logged by the attempt (services.delivery), and a redelivery
+is the owner's visible action on the delivery's page.
 """
+
+from collections.abc import Mapping
+from typing import Any
+
+from statemachine import StateMachine
 
 from ..models import DELIVERY_TRANSITIONS, WebhookDelivery
 
@@ -12,8 +22,19 @@ class InvalidDeliveryTransition(Exception):
         self.from_status, self.to_status = from_status, to_status
 
 
-def delivery_set_status(delivery: WebhookDelivery, *, to_status: str) -> None:
-    """Check the transitions map and set the status on `delivery` (not saved)."""
-    if to_status not in DELIVERY_TRANSITIONS.get(delivery.status, frozenset()):
-        raise InvalidDeliveryTransition(delivery.status, to_status)
-    delivery.status = to_status
+DELIVERY_STATES = StateMachine(
+    name="webhook_delivery",
+    transitions=DELIVERY_TRANSITIONS,
+    audit_model=None,  # the attempt log (above)
+    refuse=lambda delivery, to: InvalidDeliveryTransition(delivery.status, to),
+    touch=(),  # no updated_at: the attempts carry the times
+)
+
+
+def delivery_set_status(
+    delivery: WebhookDelivery, *, to_status: str, fields: Mapping[str, Any] = {}
+) -> WebhookDelivery:
+    """Check the transitions map (InvalidDeliveryTransition, nothing changed), then set and
+    save the status with `fields` on the locked `delivery`."""
+    DELIVERY_STATES.change(delivery, to_status=to_status, actor=None, reason="", fields=fields)
+    return delivery

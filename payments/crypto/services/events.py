@@ -7,7 +7,7 @@ from outbox import events
 from outbox.services import outbox_emit_many
 from rental.models import Order
 
-from ...models import CryptoPayment, PaymentStatus
+from ...models import CryptoPayment, PaymentEvent, PaymentStatus
 
 # status reached → event type
 STATUS_EVENTS = {
@@ -38,8 +38,8 @@ def payment_data(payment: CryptoPayment) -> dict:
     }
 
 
-def payment_status_emit(changes: Sequence) -> None:
-    """One event per status change (`StatusChange`s) that reached a status webhooks tell."""
+def payment_status_emit(changes: Sequence[PaymentEvent]) -> None:
+    """One event per status change (its PaymentEvent) that reached a status webhooks tell."""
     outbox_emit_many(
         (
             STATUS_EVENTS[change.to_status],
@@ -49,5 +49,3 @@ def payment_status_emit(changes: Sequence) -> None:
         for change in changes
         if change.to_status in STATUS_EVENTS
     )
-
-

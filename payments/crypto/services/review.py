@@ -219,7 +219,9 @@ def payment_write_off_reversed(*, payment_id: int, actor: User, reason: str) -> 
         if unallocated_usd(payment) > 0:
             # Other money is still on it: the review goes on, about that money.
             underpaid = payment.order_id and payment.received_units < payment.amount_due_units
-            payment.review_reason = ReviewReason.UNDERPAID if underpaid else ReviewReason.UNMATCHED
+            book.review_reason(
+                payment, ReviewReason.UNDERPAID if underpaid else ReviewReason.UNMATCHED
+            )
             book.event(payment, PaymentEventKind.OPERATOR_NOTE, f"reversal written off: {reason}")
         else:
             book.status(payment, PaymentStatus.RESOLVED, f"reversal written off: {reason}")

@@ -1,6 +1,7 @@
 """Settling: what the money on a payment means, decided in one place.
 
-The only caller of payment_set_status for chain events. Called with the payments' row locks
+The only writer of payment statuses for chain events (through the setter's batch,
+payments.crypto.services.status.PaymentStatusBatch). Called with the payments' row locks
 held (payments.locks), inside the transaction that changed their transfers. For each payment:
 
 1. Receipts. The units of newly confirmed transfers join the payment's `receipted_units`; the
@@ -28,12 +29,11 @@ from decimal import Decimal
 
 from django.db import models
 from django.db.models import Sum
-from django.utils import timezone
 
 from rental import services as rental_services
 from rental.models import Order
 
-from ...bulk import create_rows, update_rows
+from ...bulk import create_rows
 from ...chain.networks import units_to_usd
 from ...ledger.services.posting import Posting, customer_accounts, ledger_post_many, system_account
 from ...locks import lock_accounts
@@ -52,7 +52,7 @@ from ...models import (
     TransactionKind,
     TransferStatus,
 )
-from .status import STATUS_FIELDS, StatusChange, can_change, status_apply, status_write
+from .status import PaymentStatusBatch, can_change
 
 ZERO = Decimal("0.00")
 MONEY_FIELDS = [
@@ -75,16 +75,21 @@ class Book:
     accounts: "Accounts | None"  # None: a book that moves no money (settle_seen)
     actor: object | None = None
     postings: list[Posting] = field(default_factory=list)
-    changes: list[StatusChange] = field(default_factory=list)
+    statuses: PaymentStatusBatch = field(init=False)
     events: list[PaymentEvent] = field(default_factory=list)
     dirty: dict[int, CryptoPayment] = field(default_factory=dict)
     receipted: list[int] = field(default_factory=list)  # transfers now in the ledger
 
+    def __post_init__(self) -> None:
+        self.statuses = PaymentStatusBatch(actor=self.actor)
+
     def status(self, payment: CryptoPayment, to_status: str, reason: str, **extra) -> None:
         """Check and apply now (later decisions of the batch see it); written at flush."""
-        self.changes.append(
-            status_apply(StatusChange(payment, to_status, reason, self.actor, **extra))
-        )
+        self.statuses.change(payment, to_status, reason, **extra)
+
+    def review_reason(self, payment: CryptoPayment, review_reason: str) -> None:
+        """A payment under review is now about something else; written at flush."""
+        self.statuses.review_reason_change(payment, review_reason)
 
     def event(self, payment: CryptoPayment, kind: str, reason: str = "", **data) -> PaymentEvent:
         event = PaymentEvent(payment=payment, kind=kind, actor=self.actor, reason=reason, data=data)
@@ -108,23 +113,16 @@ class Book:
 
     def flush(self) -> None:
         """Write everything, in a fixed number of queries."""
-        for change in self.changes:
-            self.dirty[change.payment.pk] = change.payment
-        if self.dirty:
-            now = timezone.now()
-            for payment in self.dirty.values():
-                payment.updated_at = now
-            # Money and status of every payment touched, in one statement.
-            update_rows(list(self.dirty.values()), [*MONEY_FIELDS, *STATUS_FIELDS[:-1]])
         if self.receipted:
             ChainTransfer.objects.filter(pk__in=self.receipted).update(receipted=True)
         ledger_post_many(self.postings)
-        # Status changes after the money: a status event describes money already posted.
-        status_write(self.changes, rows_written=True)
+        # Then the money and status of every payment touched, in one statement, and the status
+        # events: a status event describes money already posted.
+        self.statuses.write(also=self.dirty.values(), also_fields=MONEY_FIELDS)
         if self.events:
             created = create_rows(self.events)
             _email_credits(created)
-        self.postings, self.changes, self.events, self.dirty = [], [], [], {}
+        self.postings, self.events, self.dirty = [], [], {}
         self.receipted = []
 
 
@@ -378,8 +376,7 @@ def _to_review(book: Book, payment: CryptoPayment, reason: str, why: str) -> Non
         if reason == ReviewReason.REVERSED and payment.review_reason != reason:
             # Already in front of an operator: now about the reversal (the transfer's own
             # history row says so); written with the batch at flush.
-            payment.review_reason = reason
-            book.dirty[payment.pk] = payment
+            book.review_reason(payment, reason)
         return
     book.status(payment, PaymentStatus.NEEDS_REVIEW, why, review_reason=reason)
     if payment.order_id:

@@ -1,21 +1,26 @@
 """The one way a crypto payment changes status.
 
-`payments_set_status` checks every change against PAYMENT_TRANSITIONS (payments.models),
-writes the status, the `PaymentEvent` that records it (kind "status", from, to, acting user,
-reason) and queues what follows after the commit. Nothing else assigns `payment.status`. The
-caller holds the payments' row locks (payments.locks). Batches write in a fixed number of
-queries, so 500 confirmations arriving at once cost what one does, give or take the rows.
+PAYMENT_STATES is the payment's state machine (statemachine.StateMachine): the map
+PAYMENT_TRANSITIONS (payments.models), a `PaymentEvent` of kind "status" per change (from, to,
+acting user, reason), one log line per change after the commit. `payment_set_status` makes one
+change; `PaymentStatusBatch` makes many, each checked and applied as it is decided (so later
+decisions of the batch see it), then writes them together with the other columns the caller
+changed on these payments: one UPDATE and one INSERT whatever their number, so 500
+confirmations arriving at once cost what one does, give or take the rows.
+
+Nothing else assigns a payment's status fields (status, review reason, confirmation time).
+The caller holds the payments' row locks (payments.locks). In the transaction: the webhooks'
+outbox rows; after the commit: the log lines and the customer's emails.
 """
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from rental.models import Order
+from statemachine import StateMachine
 
 from ...bulk import create_rows, update_rows
 from ...exceptions import PaymentError
@@ -42,19 +47,39 @@ class InvalidPaymentTransition(PaymentError):
         return f"payment status {self.from_status!r} cannot become {self.to_status!r}"
 
 
+def _describe(payment: CryptoPayment) -> tuple[str, dict]:
+    """The log line's subject and fields: the payment's and its order's references."""
+    order = Order(pk=payment.order_id).reference if payment.order_id else ""
+    in_review = payment.status == PaymentStatus.NEEDS_REVIEW
+    return f"payment {payment.reference}" + (f" (order {order})" if order else ""), {
+        "payment": payment.reference,
+        "order": order,
+        "review_reason": payment.review_reason if in_review else "",
+    }
+
+
+# The payment's states: PAYMENT_TRANSITIONS, PaymentEvent as the audit row, the log line. Its
+# effects (webhooks, emails) are written per batch by PaymentStatusBatch.write.
+PAYMENT_STATES = StateMachine(
+    name="payment",
+    transitions=PAYMENT_TRANSITIONS,
+    audit_model=PaymentEvent,
+    refuse=lambda payment, to_status: InvalidPaymentTransition(payment.status, to_status),
+    logger=logger,
+    describe=_describe,
+)
+
+# The columns a status change writes (with the caller's own, in the same UPDATE).
+_STATUS_FIELDS = ("status", "review_reason", "confirmed_at", "updated_at")
+
+# The customer is emailed when their payment reaches one of these. (A payment closes because
+# of what the customer did — paid another way, cancelled, chose another coin — so it is not
+# emailed; money found on it is, as a credit.)
+NOTIFIED_STATUSES = frozenset({PaymentStatus.NEEDS_REVIEW})
+
+
 def can_change(from_status: str, to_status: str) -> bool:
-    return to_status in PAYMENT_TRANSITIONS.get(from_status, frozenset())
-
-
-@dataclass(slots=True)
-class StatusChange:
-    payment: CryptoPayment
-    to_status: str
-    reason: str = ""
-    actor: object | None = None
-    review_reason: str = ""
-    data: dict = field(default_factory=dict)
-    event: PaymentEvent | None = None
+    return PAYMENT_STATES.allows(from_status, to_status)
 
 
 def payment_set_status(
@@ -67,97 +92,91 @@ def payment_set_status(
     **data,
 ) -> CryptoPayment:
     """Change one payment's status (the caller holds its row lock); InvalidPaymentTransition
-    when the map does not allow it. A payment sent to review needs `review_reason`."""
-    payments_set_status([StatusChange(payment, to_status, reason, actor, review_reason, data)])
+    when the map does not allow it. A payment sent to review needs `review_reason`; `data`
+    goes into the event."""
+    batch = PaymentStatusBatch(actor=actor)
+    batch.change(payment, to_status, reason, review_reason=review_reason, **data)
+    batch.write()
     return payment
 
 
-def payments_set_status(changes: Sequence[StatusChange]) -> None:
-    """Check and apply status changes to locked payments, then write them: one UPDATE and
-    one INSERT whatever their number."""
-    for change in changes:
-        if change.event is None:
-            status_apply(change)
-    status_write(changes)
+class PaymentStatusBatch:
+    """Status changes of locked payments, decided one after another and written together.
 
+    `change` checks one change against the map and applies it to the payment in memory at
+    once; `write` stores every change of the batch, the caller's other changed columns of
+    these (and other) payments with them, and the events."""
 
-def status_apply(change: StatusChange) -> StatusChange:
-    """Check one change against the map and apply it to the payment in memory (so later
-    decisions in the same batch see it); `status_write` stores it."""
-    payment, to_status = change.payment, change.to_status
-    if not can_change(payment.status, to_status):
-        raise InvalidPaymentTransition(payment.status, to_status)
-    if to_status == PaymentStatus.NEEDS_REVIEW and not change.review_reason:
-        raise ValueError("a payment sent to review needs a review reason")
-    now = timezone.now()
-    data = dict(change.data)
-    if change.review_reason:
-        data["review"] = change.review_reason
-    change.event = PaymentEvent(
-        payment=payment,
-        kind=PaymentEventKind.STATUS,
-        from_status=payment.status,
-        to_status=to_status,
-        actor=change.actor,
-        reason=change.reason[:500],
-        data=data,
-    )
-    payment.status = to_status
-    if to_status == PaymentStatus.NEEDS_REVIEW:
-        payment.review_reason = change.review_reason
-    if to_status == PaymentStatus.CONFIRMED:
-        payment.confirmed_at = now
-    payment.updated_at = now
-    return change
+    def __init__(self, *, actor=None):
+        self.actor = actor
+        self._events: list[PaymentEvent] = []
+        self._touched: dict[int, CryptoPayment] = {}
 
-
-STATUS_FIELDS = ["status", "review_reason", "confirmed_at", "updated_at"]
-
-
-def status_write(changes: Sequence[StatusChange], *, rows_written: bool = False) -> None:
-    """Store applied changes and their events; queue the emails after the commit. With
-    `rows_written`, the caller has already saved STATUS_FIELDS of these payments."""
-    if not changes:
-        return
-    if not rows_written:
-        latest = {change.payment.pk: change.payment for change in changes}
-        update_rows(list(latest.values()), STATUS_FIELDS)
-    events = create_rows([change.event for change in changes])
-    payment_status_emit(changes)  # webhooks: payment.detected, .confirmed, .review
-    transaction.on_commit(lambda: _log(events))
-    from .. import tasks
-
-    notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
-    if notified:
-        tasks.payment_event_emails.delay_on_commit(notified)
-
-
-def _log(events: Sequence[PaymentEvent]) -> None:
-    """One log line per committed status change, with the payment's and the order's references."""
-    for event in events:
-        payment = event.payment
-        order = Order(pk=payment.order_id).reference if payment.order_id else ""
-        logger.info(
-            "payment %s %s -> %s%s: %s",
-            payment.reference,
-            event.from_status,
-            event.to_status,
-            f" (order {order})" if order else "",
-            event.reason or "-",
-            extra={
-                "event": "payment_status",
-                "payment": payment.reference,
-                "order": order,
-                "from_status": event.from_status,
-                "to_status": event.to_status,
-                "review_reason": event.data.get("review", ""),
-                "actor_id": event.actor_id,
-                "reason": event.reason,
-            },
+    def change(
+        self, payment: CryptoPayment, to_status: str, reason: str = "", *, review_reason="", **data
+    ) -> None:
+        """Check and apply one change (InvalidPaymentTransition; ValueError for a review
+        without its reason). Written by `write`."""
+        PAYMENT_STATES.check(payment, to_status)
+        if to_status == PaymentStatus.NEEDS_REVIEW and not review_reason:
+            raise ValueError("a payment sent to review needs a review reason")
+        if review_reason:
+            data["review"] = review_reason
+        self._events.append(
+            PAYMENT_STATES.audit_row(
+                payment,
+                from_status=payment.status,
+                to_status=to_status,
+                actor=self.actor,
+                reason=reason,
+                kind=PaymentEventKind.STATUS,
+                data=data,
+            )
         )
+        payment.status = to_status
+        if to_status == PaymentStatus.NEEDS_REVIEW:
+            payment.review_reason = review_reason
+        if to_status == PaymentStatus.CONFIRMED:
+            payment.confirmed_at = timezone.now()
+        self._touched[payment.pk] = payment
 
+    def review_reason_change(self, payment: CryptoPayment, review_reason: str) -> None:
+        """A payment already under review is now in review for another reason (no status
+        change, no status event: the caller records why in the payment's history)."""
+        if payment.status != PaymentStatus.NEEDS_REVIEW:
+            raise InvalidPaymentTransition(payment.status, PaymentStatus.NEEDS_REVIEW)
+        payment.review_reason = review_reason
+        self._touched[payment.pk] = payment
 
-# The customer is emailed when their payment reaches one of these. (A payment closes because
-# of what the customer did — paid another way, cancelled, chose another coin — so it is not
-# emailed; money found on it is, as a credit.)
-NOTIFIED_STATUSES = frozenset({PaymentStatus.NEEDS_REVIEW})
+    def write(
+        self, *, also: Iterable[CryptoPayment] = (), also_fields: Sequence[str] = ()
+    ) -> list[PaymentEvent]:
+        """Store the batch: one UPDATE of the status columns and `also_fields` of every
+        payment changed and of `also` (the caller's other changed payments), one INSERT of
+        the status events; the webhooks' outbox rows, the log lines and emails after the
+        commit. Returns the events written; the batch is empty again after."""
+        rows = {payment.pk: payment for payment in also} | self._touched
+        events, self._events, self._touched = self._events, [], {}
+        if rows:
+            now = timezone.now()
+            for payment in rows.values():
+                payment.updated_at = now
+            update_rows(list(rows.values()), list(dict.fromkeys([*_STATUS_FIELDS, *also_fields])))
+        if not events:
+            return []
+        events = create_rows(events)
+        payment_status_emit(events)  # webhooks: payment.detected, .confirmed, .review
+        for event in events:
+            PAYMENT_STATES.log_on_commit(
+                event.payment,
+                from_status=event.from_status,
+                to_status=event.to_status,
+                actor=event.actor,
+                reason=event.reason,
+            )
+        from .. import tasks
+
+        notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
+        if notified:
+            tasks.payment_event_emails.delay_on_commit(notified)
+        return events

@@ -1,9 +1,10 @@
 """The one way a withdrawal changes status, its errors, and the ledger accounts it moves.
 
-`withdrawal_set_status` checks WITHDRAWAL_TRANSITIONS, writes the WithdrawalEvent (who, why)
-and queues what follows after the commit. The caller holds the withdrawal's row lock
-(payments.locks.lock_withdrawal, step 3a of the lock order: before the ledger accounts its
-postings lock).
+`withdrawal_set_status` checks WITHDRAWAL_TRANSITIONS through WITHDRAWAL_STATES (the
+statemachine helper), saves the status with the fields its rules set, writes the
+WithdrawalEvent (who, why) and queues what follows after the commit. The caller holds the
+withdrawal's row lock (payments.locks.lock_withdrawal, step 3a of the lock order: before the
+ledger accounts its postings lock).
 """
 
 import logging
@@ -11,12 +12,12 @@ import re
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
 from rental.money import usd
+from statemachine import StateMachine, Transition
 
 from ...exceptions import PaymentError
 from ...ledger.services.posting import system_account
@@ -78,8 +79,39 @@ def withdrawal_minimum() -> Decimal:
 # ---------------------------------------------------------------------------- the one setter
 
 
+def _describe(withdrawal: Withdrawal) -> tuple[str, dict]:
+    return f"withdrawal {withdrawal.reference} ({withdrawal.amount_usd} USD)", {
+        "withdrawal": withdrawal.reference,
+        "amount_usd": str(withdrawal.amount_usd),
+    }
+
+
+def _follow(change: Transition) -> None:
+    """What follows a change, after the commit: a sent withdrawal is checked on chain at once;
+    the customer is told once, when it is paid or rejected."""
+    from .. import tasks
+
+    if change.to_status == WithdrawalStatus.SENT:
+        tasks.withdrawal_check.delay_on_commit(change.obj.pk)
+    if change.to_status in (WithdrawalStatus.PAID, WithdrawalStatus.REJECTED):
+        tasks.withdrawal_event_email.delay_on_commit(change.audit.pk)
+
+
+# The withdrawal's states: WITHDRAWAL_TRANSITIONS, WithdrawalEvent as the audit row, the log
+# line, the check and the email that follow.
+WITHDRAWAL_STATES = StateMachine(
+    name="withdrawal",
+    transitions=WITHDRAWAL_TRANSITIONS,
+    audit_model=WithdrawalEvent,
+    refuse=lambda withdrawal, to: InvalidWithdrawalTransition(withdrawal.status, to),
+    logger=logger,
+    describe=_describe,
+    effects=(_follow,),
+)
+
+
 def can_change(from_status: str, to_status: str) -> bool:
-    return to_status in WITHDRAWAL_TRANSITIONS.get(from_status, frozenset())
+    return WITHDRAWAL_STATES.allows(from_status, to_status)
 
 
 def withdrawal_set_status(
@@ -96,71 +128,35 @@ def withdrawal_set_status(
     - back to approved from sent: the hash is taken back;
     - paid: `data["block"]` is the block of the transfer; `paid_at` is now.
     """
+    WITHDRAWAL_STATES.check(withdrawal, to_status)
     from_status = withdrawal.status
-    if not can_change(from_status, to_status):
-        raise InvalidWithdrawalTransition(from_status, to_status)
     now = timezone.now()
-    fields = ["status", "updated_at"]
+    fields: dict = {}
     if to_status in (WithdrawalStatus.APPROVED, WithdrawalStatus.REJECTED) and (
         from_status == WithdrawalStatus.REQUESTED or to_status == WithdrawalStatus.REJECTED
     ):
-        withdrawal.decided_by, withdrawal.decided_at = actor, now
-        fields += ["decided_by", "decided_at"]
+        fields |= {"decided_by": actor, "decided_at": now}
     if to_status == WithdrawalStatus.REJECTED:
         if not reason.strip():
             raise ValueError("a rejected withdrawal needs a reason")
-        withdrawal.reject_reason = reason.strip()[:500]
-        fields.append("reject_reason")
+        fields["reject_reason"] = reason.strip()[:500]
+    cleared_check = {"check_detail": "", "checked_at": None, "block_number": None}
     if to_status == WithdrawalStatus.SENT:
-        withdrawal.tx_hash = data["tx_hash"]
-        withdrawal.check_detail, withdrawal.checked_at, withdrawal.block_number = "", None, None
-        fields += ["tx_hash", "check_detail", "checked_at", "block_number"]
+        fields |= {"tx_hash": data["tx_hash"], **cleared_check}
     if from_status == WithdrawalStatus.SENT and to_status == WithdrawalStatus.APPROVED:
         data.setdefault("tx_hash", withdrawal.tx_hash)
-        withdrawal.tx_hash = ""
-        withdrawal.check_detail, withdrawal.checked_at, withdrawal.block_number = "", None, None
-        fields += ["tx_hash", "check_detail", "checked_at", "block_number"]
+        fields |= {"tx_hash": "", **cleared_check}
     if to_status == WithdrawalStatus.PAID:
-        withdrawal.paid_at, withdrawal.block_number = now, data["block"]
-        fields += ["paid_at", "block_number"]
-    withdrawal.status = to_status
-    withdrawal.updated_at = now
-    withdrawal.save(update_fields=fields)
-    event = WithdrawalEvent.objects.create(
-        withdrawal=withdrawal,
-        from_status=from_status,
+        fields |= {"paid_at": now, "block_number": data["block"]}
+    WITHDRAWAL_STATES.change(
+        withdrawal,
         to_status=to_status,
         actor=actor,
-        reason=reason[:500],
-        data=data,
+        reason=reason,
+        fields=fields,
+        audit={"data": data},
     )
-    transaction.on_commit(lambda: _log(withdrawal, event))
-    from .. import tasks
-
-    if to_status == WithdrawalStatus.SENT:
-        tasks.withdrawal_check.delay_on_commit(withdrawal.pk)
-    if to_status in (WithdrawalStatus.PAID, WithdrawalStatus.REJECTED):
-        tasks.withdrawal_event_email.delay_on_commit(event.pk)  # the customer is told once
     return withdrawal
-
-
-def _log(withdrawal: Withdrawal, event: WithdrawalEvent) -> None:
-    logger.info(
-        "withdrawal %s %s -> %s (%s USD): %s",
-        withdrawal.reference,
-        event.from_status or "-",
-        event.to_status,
-        withdrawal.amount_usd,
-        event.reason or "-",
-        extra={
-            "event": "withdrawal_status",
-            "withdrawal": withdrawal.reference,
-            "from_status": event.from_status,
-            "to_status": event.to_status,
-            "amount_usd": str(withdrawal.amount_usd),
-            "actor_id": event.actor_id,
-        },
-    )
 
 
 def pending_account() -> LedgerAccount:

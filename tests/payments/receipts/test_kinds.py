@@ -8,6 +8,7 @@ from django.urls import reverse
 from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import LedgerAccountKind, Receipt, TransactionKind, Withdrawal
 from rental.models import OrderExtension
+from tests.states import withdrawal_walk
 
 
 def test_an_extension_payment_names_the_extension_and_its_order(customer, paid_order):
@@ -89,10 +90,9 @@ def test_a_withdrawal_paid_out_names_the_address_and_shows_the_transaction(
         decimals=6,
         amount_units=40_000_000,
         to_address=address,
-        status="paid",
-        tx_hash=tx_hash,
         confirmations_required=3,
     )
+    withdrawal_walk(withdrawal, "paid", tx_hash=tx_hash)
     pending = system_account(LedgerAccountKind.WITHDRAWALS_PENDING)
     credit(customer, "40.00")
     ledger_post(

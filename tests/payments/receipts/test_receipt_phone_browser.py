@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from payments.ledger.services.posting import customer_account, ledger_post, system_account
 from payments.models import LedgerAccountKind, Receipt, TransactionKind, Withdrawal
+from tests.states import withdrawal_walk
 from tests.ui.test_phone_tables_browser import logged_in_phone
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -30,10 +31,9 @@ def paid_withdrawal_receipt(customer, credit) -> Receipt:
         decimals=6,
         amount_units=5_251_600_000,
         to_address=ADDRESS,
-        status="paid",
-        tx_hash="0x" + "cd" * 32,
         confirmations_required=3,
     )
+    withdrawal_walk(withdrawal, "paid", tx_hash="0x" + "cd" * 32)
     pending = system_account(LedgerAccountKind.WITHDRAWALS_PENDING)
     credit(customer, f"{amount}")
     ledger_post(

@@ -15,24 +15,11 @@ from payments.models import (
     WithdrawalStatus,
 )
 from payments.withdrawals.services import InvalidWithdrawalTransition, withdrawal_set_status
+from tests.states import withdrawal_walk
 
 from .conftest import CUSTOMER_WALLET
 
 PAIRS = list(product(WithdrawalStatus.values, repeat=2))
-
-
-# The way to each status from a new request, as finance and the worker take it.
-PATHS = {
-    WithdrawalStatus.REQUESTED: [],
-    WithdrawalStatus.APPROVED: [WithdrawalStatus.APPROVED],
-    WithdrawalStatus.SENT: [WithdrawalStatus.APPROVED, WithdrawalStatus.SENT],
-    WithdrawalStatus.PAID: [
-        WithdrawalStatus.APPROVED,
-        WithdrawalStatus.SENT,
-        WithdrawalStatus.PAID,
-    ],
-    WithdrawalStatus.REJECTED: [WithdrawalStatus.REJECTED],
-}
 
 
 @pytest.fixture
@@ -50,13 +37,10 @@ def withdrawal_in(customer, finance_user):
             to_address=CUSTOMER_WALLET,
             confirmations_required=3,
         )
-        with transaction.atomic():
-            locked = lock_withdrawal(withdrawal_id=withdrawal.pk)
-            for step in PATHS[status]:
-                # Sent with another hash than the pair's own, to tell them apart.
-                data = {"tx_hash": "0x" + "ef" * 32} if step == "sent" else data_for(step)
-                withdrawal_set_status(locked, step, actor=finance_user, reason="On the way", **data)
-        withdrawal.refresh_from_db()
+        # Sent on the way with another hash than the pair's own, to tell them apart.
+        withdrawal_walk(
+            withdrawal, status, actor=finance_user, tx_hash="0x" + "ef" * 32, reason="On the way"
+        )
         assert withdrawal.status == status
         return withdrawal
 
