@@ -64,13 +64,43 @@ def _called_name(node: ast.Call) -> str:
     return ""
 
 
-def _names_in(node: ast.AST | None) -> set[str]:
-    """The string constants of a list, tuple or set literal (field names)."""
+def _names_in(node: ast.AST | None, constants: dict[str, set[str]] | None = None) -> set[str]:
+    """The field names a list, tuple or set literal holds, following names of the module's
+    constants (`FIELDS`, `[*FIELDS, "x"]`, `FIELDS + ["x"]`, `frozenset(FIELDS)`): a list of
+    fields kept in a constant is how a status write once slipped past this guard."""
+    constants = constants or {}
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        return {
-            e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-        }
+        names: set[str] = set()
+        for element in node.elts:
+            if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                names.add(element.value)
+            elif isinstance(element, ast.Starred):
+                names |= _names_in(element.value, constants)
+        return names
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, set())
+    if isinstance(node, ast.Attribute):  # another module's constant: a.B_FIELDS
+        return constants.get(node.attr, set())
+    if isinstance(node, ast.BinOp):
+        return _names_in(node.left, constants) | _names_in(node.right, constants)
+    if isinstance(node, ast.Call) and node.args:  # list(FIELDS), frozenset(FIELDS), ...
+        return _names_in(node.args[0], constants)
     return set()
+
+
+def _constants(tree: ast.AST) -> dict[str, set[str]]:
+    """Names assigned a collection of strings anywhere in the module (in order, so a constant
+    built from another one is followed)."""
+    constants: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = _names_in(node.value, constants)
+            if names:
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        constants[target.id] = constants.get(target.id, set()) | names
+    return constants
 
 
 def _strings(tree: ast.AST):
@@ -113,6 +143,7 @@ def field_writes(source: str, field: str) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     assigned = re.compile(rf"(^|[\s,.\"]){field}\"?\s*=", re.IGNORECASE)
     tree = ast.parse(source)
+    constants = _constants(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -142,13 +173,13 @@ def field_writes(source: str, field: str) -> list[tuple[int, str]]:
                         if field in keys:
                             found.append((node.lineno, f".{name}(**{{{field!r}: ...}})"))
             for keyword in node.keywords:
-                if keyword.arg == "update_fields" and field in _names_in(keyword.value):
+                if keyword.arg == "update_fields" and field in _names_in(keyword.value, constants):
                     found.append((node.lineno, "update_fields"))
             if name in BULK_WRITERS:
-                listed = _names_in(node.args[1]) if len(node.args) >= 2 else set()
+                listed = _names_in(node.args[1], constants) if len(node.args) >= 2 else set()
                 for keyword in node.keywords:
                     if keyword.arg == "fields":
-                        listed |= _names_in(keyword.value)
+                        listed |= _names_in(keyword.value, constants)
                 if field in listed:
                     found.append((node.lineno, f"{name}(..., [{field!r}])"))
     for node, text in _strings(tree):
@@ -199,6 +230,32 @@ def _modules() -> tuple[tuple[str, str], ...]:
 )
 def test_the_status_guard_catches_each_form_of_write(source, form):
     assert field_writes(source, "status") == [(1, form)]
+
+
+@pytest.mark.parametrize(
+    ("source", "form"),
+    [
+        (
+            "FIELDS = ['status', 'updated_at']\nupdate_rows(orders, FIELDS)\n",
+            "update_rows(..., ['status'])",
+        ),
+        (
+            "BASE = ('status',)\nFIELDS = [*BASE, 'at']\norder.save(update_fields=FIELDS)\n",
+            "update_fields",
+        ),
+        (
+            "FIELDS = ['status']\nOrder.objects.bulk_update(rows, FIELDS + ['x'])\n",
+            "bulk_update(..., ['status'])",
+        ),
+        (
+            "order.save(update_fields=list(bulk.STATUS_FIELDS))\nSTATUS_FIELDS = ['status']\n",
+            "update_fields",
+        ),
+    ],
+)
+def test_the_status_guard_follows_field_lists_kept_in_constants(source, form):
+    """How `STATUS_FIELDS` once slipped past the guard: the list of fields in a constant."""
+    assert [found for _line, found in field_writes(source, "status")] == [form]
 
 
 @pytest.mark.parametrize(
