@@ -68,8 +68,11 @@ def test_a_negative_amount_only_where_allowed():
 
 def _project_forms():
     for app in ("accounts", "rental", "payments", "pilot", "api", "monitoring"):
-        for path in sorted((Path(settings.BASE_DIR) / app).glob("forms*.py")):
-            module = importlib.import_module(f"{app}.{path.stem}")
+        root = Path(settings.BASE_DIR)
+        # forms*.py at any depth: payments keeps a forms module per room (payments/crypto/...).
+        for path in sorted((root / app).rglob("forms*.py")):
+            dotted = ".".join(path.relative_to(root).with_suffix("").parts)
+            module = importlib.import_module(dotted)
             for name, form in inspect.getmembers(module, inspect.isclass):
                 if issubclass(form, forms.BaseForm) and form.__module__ == module.__name__:
                     yield f"{module.__name__}.{name}", form
