@@ -257,3 +257,30 @@ def operator_client(operator):
     browser = Client()
     browser.force_login(operator)
     return browser
+
+
+# The slowest files start first, so that the test workers finish together instead of one of
+# them running a long Ansible or browser test alone at the end (measured: the last 20 % of a
+# run on two workers took a third of its time). A stable sort: each file's tests stay together
+# and in their order.
+SLOW_FIRST = (
+    "tests/payments/test_payment_state_machine_stateful.py",
+    "tests/rental/hosts/",
+    "tests/e2e/",
+    "tests/embedded/",
+    "tests/rental/ops/test_query_counts.py",
+    "tests/payments/test_balance_payment.py",
+    "tests/payments/test_ledger_model.py",
+    "tests/rental/test_migrations.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        for index, prefix in enumerate(SLOW_FIRST):
+            if path.startswith(prefix):
+                return index
+        return len(SLOW_FIRST)
+
+    items.sort(key=rank)

@@ -98,9 +98,11 @@ def test_a_consumer_reading_while_producers_write_gets_every_message_whole_once(
         f"{len(outcome['unreadable'])} of {producers * count} messages were read before they "
         f"were whole: {outcome['unreadable'][:3]}"
     )
-    # The race was on: the consumer kept up, reading most messages while producers still wrote.
+    # The race was on: the consumer read hundreds of messages while producers still wrote. (On
+    # an idle machine it keeps up and reads most of them early; with two test runs of two
+    # workers each on two cores it fell behind to 325 of 900, still a race hundreds of times.)
     early = sum(1 for *_key, read_at in outcome["read"] if read_at < last_published)
-    assert early > len(outcome["read"]) // 2, f"only {early} read while producers published"
+    assert early >= 200, f"only {early} read while producers published"
     read = collections.Counter((producer, sequence) for producer, sequence, _ in outcome["read"])
     expected = {(p, s) for p in range(producers) for s in range(count)}
     assert not expected - set(read), f"{len(expected - set(read))} messages never arrived"
