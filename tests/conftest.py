@@ -42,7 +42,7 @@ def django_db_setup(
         with django_db_blocker.unblock():
             teardown_databases(config, verbosity=verbosity)
         return
-    from tests.db_template import create_test_db_from_template
+    from tests.db_template import create_test_db_from_template, drop_test_db
 
     with django_db_blocker.unblock():
         base = create_test_db_from_template(
@@ -50,7 +50,7 @@ def django_db_setup(
         )
     yield
     with django_db_blocker.unblock():
-        connection.creation.destroy_test_db(old_database_name=base, verbosity=verbosity)
+        drop_test_db(base)
 
 
 @pytest.fixture(autouse=True)

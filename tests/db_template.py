@@ -147,3 +147,18 @@ def create_test_db_from_template(*, verbosity: int, rebuild: bool) -> str:
     connection.settings_dict["NAME"] = target
     emit_post_migrate_signal(verbosity=max(verbosity - 1, 0), interactive=False, db="default")
     return base
+
+
+def drop_test_db(base: str) -> None:
+    """Drop this process's test database at the end of its run and point the connection back
+    at `base`. WITH (FORCE): a connection the run left open (a subprocess or a server thread
+    still closing) must not fail the run after every test passed — seen once with two runs at
+    once: "database … is being accessed by other users" at the last teardown."""
+    from django.db import connections
+
+    target = connection.settings_dict["NAME"]
+    connections.close_all()
+    settings.DATABASES[connection.alias]["NAME"] = base
+    connection.settings_dict["NAME"] = base
+    with _maintenance() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {_quote(target)} WITH (FORCE)")
