@@ -83,6 +83,8 @@ def _names_in(node: ast.AST | None, constants: dict[str, set[str]] | None = None
         return constants.get(node.attr, set())
     if isinstance(node, ast.BinOp):
         return _names_in(node.left, constants) | _names_in(node.right, constants)
+    if isinstance(node, ast.Subscript):  # FIELDS[:-1]: any of them, to be safe
+        return _names_in(node.value, constants)
     if isinstance(node, ast.Call) and node.args:  # list(FIELDS), frozenset(FIELDS), ...
         return _names_in(node.args[0], constants)
     return set()
@@ -138,12 +140,16 @@ def lock_calls(source: str) -> list[int]:
     return sorted(lines)
 
 
-def field_writes(source: str, field: str) -> list[tuple[int, str]]:
-    """Every write of a field named `field` in this source: (line, form)."""
+def field_writes(
+    source: str, field: str, known: dict[str, set[str]] | None = None
+) -> list[tuple[int, str]]:
+    """Every write of a field named `field` in this source: (line, form). `known`: constants
+    of other modules (a field list imported from elsewhere, as settling once imported the
+    payment setter's STATUS_FIELDS and wrote it itself)."""
     found: list[tuple[int, str]] = []
     assigned = re.compile(rf"(^|[\s,.\"]){field}\"?\s*=", re.IGNORECASE)
     tree = ast.parse(source)
-    constants = _constants(tree)
+    constants = {**(known or {}), **_constants(tree)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -187,6 +193,18 @@ def field_writes(source: str, field: str) -> list[tuple[int, str]]:
         if any(assigned.search(clause) for clause in clauses):
             found.append((node.lineno, "raw SQL SET"))
     return sorted(found)
+
+
+@functools.cache
+def _project_constants() -> dict[str, set[str]]:
+    """Field-list constants (UPPER_CASE names) of every scanned module, by name: what another
+    module may import. A local variable (`fields`) means nothing outside its module."""
+    known: dict[str, set[str]] = {}
+    for _path, source in _modules():
+        for name, names in _constants(ast.parse(source)).items():
+            if name.isupper():
+                known[name] = known.get(name, set()) | names
+    return known
 
 
 @functools.cache
@@ -258,6 +276,21 @@ def test_the_status_guard_follows_field_lists_kept_in_constants(source, form):
     assert [found for _line, found in field_writes(source, "status")] == [form]
 
 
+def test_the_status_guard_catches_the_leak_settling_had():
+    """Before issue 21, settling wrote the payment's status itself through the setter's list,
+    imported and sliced: `update_rows(rows, [*MONEY_FIELDS, *STATUS_FIELDS[:-1]])`. The old
+    guard (two regexes) missed it; this one, given the other module's constants, does not."""
+    settling = (
+        "from .payment_status import STATUS_FIELDS\n"
+        "MONEY_FIELDS = ['amount_received']\n"
+        "update_rows(list(dirty.values()), [*MONEY_FIELDS, *STATUS_FIELDS[:-1]])\n"
+    )
+    setter = {"STATUS_FIELDS": {"status", "review_reason", "confirmed_at", "updated_at"}}
+    assert field_writes(settling, "status", setter) == [(3, "update_rows(..., ['status'])")]
+    old_guard = [r"payment\.status\s*=[^=]", r"\.update\([^)]*\bstatus="]
+    assert not any(re.search(pattern, settling) for pattern in old_guard)
+
+
 @pytest.mark.parametrize(
     "source",
     [
@@ -327,7 +360,7 @@ def test_status_fields_are_written_only_by_their_setters(field):
         f"{path}:{line} {form}"
         for path, source in _modules()
         if path not in allowed
-        for line, form in field_writes(source, field)
+        for line, form in field_writes(source, field, _project_constants())
     ]
     assert offenders == []
 
