@@ -62,6 +62,18 @@ def _default_language():
 
 
 @pytest.fixture(autouse=True)
+def _celery_joins_allowed():
+    """An eager .delay() sets Celery's process-wide "joins would block" flag for the time of
+    the call and puts back what it found; two threads doing it at once (the parallel tests)
+    can leave it set, and a later test's .delay().get() is refused with "Never call
+    result.get() within a task!" (seen once in a full run). Each test starts with it clear."""
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     """Rate limits live in Redis (a database of the test suite's own): start each test clean."""
     cache.clear()

@@ -4,7 +4,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from rental.models import ComputePlatform, GpuModel, Host, HostManagement, HostState, LotPrice
+from rental.hosts.services import host_set_initial_state, host_set_state
+from rental.models import (
+    HOST_TRANSITIONS,
+    ComputePlatform,
+    GpuModel,
+    Host,
+    HostManagement,
+    HostState,
+    LotPrice,
+)
 from rental.money import usd
 
 # Demo hosts point at local SSH servers on this machine (manage.py demo_hosts, started by
@@ -64,6 +73,14 @@ DEMO_MODELS = [
 ]
 
 
+DEMO_MODEL_FIELDS = (
+    "name", "vendor", "compute_platform", "memory_gb_per_card", "cards_per_lot", "description",
+    "display_order", "active",
+)  # fmt: skip
+# A reset also puts a demo host back to available, through its state machine.
+HOST_FIELDS = ("gpu_model", "cards", "ssh_host", "ssh_port", "ssh_user", "management")
+
+
 def demo_lot_price(
     *, usd_per_card_hour: Decimal, cards_per_lot: int, duration_days: int
 ) -> Decimal:
@@ -86,53 +103,95 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def handle(self, *args, reset: bool = False, **options):
-        created_count = 0
-        for position, spec in enumerate(DEMO_MODELS):
+        # A handful of queries whatever the catalogue's size (read what exists, insert what is
+        # missing in one statement per table, update the rest in one): the test suite loads
+        # it for most of its tests.
+        specs = {spec["slug"]: (position, spec) for position, spec in enumerate(DEMO_MODELS)}
+        existing = {m.slug: m for m in GpuModel.objects.filter(slug__in=specs)}
+        new_models, kept, rates, hosts = [], [], {}, {}
+        for slug, (position, spec) in specs.items():
             spec = dict(spec)
-            rate = spec.pop("usd_per_card_hour")
-            hosts = spec.pop("hosts")
+            rates[slug] = spec.pop("usd_per_card_hour")
+            hosts[slug] = spec.pop("hosts")
             fields = {**spec, "display_order": position, "active": True}
-            gpu_model, created = GpuModel.objects.get_or_create(slug=spec["slug"], defaults=fields)
-            if not created and not reset:
-                continue
-            self._demo_hosts(gpu_model, hosts)
-            if reset:
+            if slug not in existing:
+                new_models.append(GpuModel(**fields))
+            elif reset:
                 for name, value in fields.items():
-                    setattr(gpu_model, name, value)
-                gpu_model.save()
-            created_count += created
-            for duration_days in DISCOUNT_BY_DURATION:
-                LotPrice.objects.update_or_create(
-                    gpu_model=gpu_model,
-                    duration_days=duration_days,
-                    defaults={
-                        "price_usd": demo_lot_price(
-                            usd_per_card_hour=rate,
-                            cards_per_lot=gpu_model.cards_per_lot,
-                            duration_days=duration_days,
-                        )
-                    },
-                )
+                    setattr(existing[slug], name, value)
+                kept.append(existing[slug])
+        GpuModel.objects.bulk_create(new_models)
+        if kept:
+            GpuModel.objects.bulk_update(kept, [f for f in DEMO_MODEL_FIELDS])
+        touched = new_models + kept  # models left as operators edited them are not touched
+        self._demo_hosts({model: hosts[model.slug] for model in touched})
+        self._prices({model: rates[model.slug] for model in touched})
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo catalogue ready: {GpuModel.objects.count()} GPU models "
-                f"({created_count} new{', prices and demo hosts reset' if reset else ''}); "
+                f"({len(new_models)} new{', prices and demo hosts reset' if reset else ''}); "
                 f"{Host.objects.count()} hosts."
             )
         )
 
-    def _demo_hosts(self, gpu_model: GpuModel, hosts) -> None:
-        for name, cards in hosts:
-            Host.objects.update_or_create(
-                name=name,
-                defaults={
-                    "gpu_model": gpu_model,
-                    "cards": cards,
-                    "ssh_host": DEMO_SSH_HOST,
-                    "ssh_port": settings.DEMO_SSH_PORT,
-                    "ssh_user": DEMO_SSH_USER,
-                    # Prepared by hand until manage.py demo_hosts manages them (as root).
-                    "management": HostManagement.MANUAL,
-                    "state": HostState.AVAILABLE,
-                },
-            )
+    def _demo_hosts(self, hosts_by_model: dict) -> None:
+        wanted = {
+            name: {
+                "gpu_model": gpu_model,
+                "cards": cards,
+                "ssh_host": DEMO_SSH_HOST,
+                "ssh_port": settings.DEMO_SSH_PORT,
+                "ssh_user": DEMO_SSH_USER,
+                # Prepared by hand until manage.py demo_hosts manages them (as root).
+                "management": HostManagement.MANUAL,
+            }
+            for gpu_model, hosts in hosts_by_model.items()
+            for name, cards in hosts
+        }
+        if not wanted:
+            return
+        existing = {host.name: host for host in Host.objects.filter(name__in=wanted)}
+        for host in existing.values():
+            for name in HOST_FIELDS:
+                setattr(host, name, wanted[host.name][name])
+        new = [Host(name=name, **fields) for name, fields in wanted.items() if name not in existing]
+        for host in new:
+            host_set_initial_state(host)  # prepared by hand: available at once
+        Host.objects.bulk_create(new)
+        if existing:
+            Host.objects.bulk_update(list(existing.values()), list(HOST_FIELDS))
+        for host in sorted(existing.values(), key=lambda host: host.pk):
+            if HostState.AVAILABLE in HOST_TRANSITIONS[host.state]:
+                host_set_state(
+                    host_id=host.pk,
+                    to_state=HostState.AVAILABLE,
+                    actor=None,
+                    reason="Demo host reset (load_demo_catalogue --reset).",
+                )
+
+    def _prices(self, rates: dict) -> None:
+        if not rates:
+            return
+        existing = {
+            (price.gpu_model_id, price.duration_days): price
+            for price in LotPrice.objects.filter(gpu_model__in=list(rates))
+        }
+        new, changed = [], []
+        for gpu_model, rate in rates.items():
+            for duration_days in DISCOUNT_BY_DURATION:
+                amount = demo_lot_price(
+                    usd_per_card_hour=rate,
+                    cards_per_lot=gpu_model.cards_per_lot,
+                    duration_days=duration_days,
+                )
+                price = existing.get((gpu_model.pk, duration_days))
+                if price is None:
+                    new.append(
+                        LotPrice(gpu_model=gpu_model, duration_days=duration_days, price_usd=amount)
+                    )
+                else:
+                    price.price_usd = amount
+                    changed.append(price)
+        LotPrice.objects.bulk_create(new)
+        if changed:
+            LotPrice.objects.bulk_update(changed, ["price_usd"])

@@ -87,7 +87,8 @@ def start_receiver() -> Receiver:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     receiver = Receiver(server=server)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # A short poll: shutdown() at the end of each test waits for it (0.5 s by default).
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     return receiver
 
 

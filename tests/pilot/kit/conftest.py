@@ -215,7 +215,7 @@ def upload_server():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/api/orders/upload"
     yield state
