@@ -28,7 +28,9 @@ SERVER_VARIABLES = (
 # The processes of Procfile.dev, each recognised by its command line.
 PROCESSES = {
     "web": re.compile(r"manage\.py runserver"),
-    "worker": re.compile(r"celery -A config worker"),
+    "worker": re.compile(r"celery -A config worker -Q celery,payments,emails"),
+    "webhookworker": re.compile(r"celery -A config worker -Q webhooks"),
+    "hostworker": re.compile(r"celery -A config worker -Q hosts"),
     "beat": re.compile(r"celery -A config beat"),
     "chain": re.compile(r"anvil.*--chain-id 31337"),
     "sshd": re.compile(r"sshd -D -e -f|sleep infinity"),

@@ -22,6 +22,8 @@ import psycopg
 import redis
 from celery import Celery
 
+from config.queues import queue_names, task_routes
+
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 60
 STOP_TIMEOUT_SECONDS = 15
@@ -75,11 +77,21 @@ def pg_connect(settings_dict: dict, application_name: str) -> psycopg.Connection
 class CeleryWorker:
     """One worker process; its log goes to `log_path`."""
 
-    def __init__(self, *, env: dict[str, str], queue: str, log_path: Path):
+    def __init__(
+        self,
+        *,
+        env: dict[str, str],
+        queues: list[str],
+        log_path: Path,
+        pool: str = "solo",
+        concurrency: int | None = None,
+    ):
         self.name = f"worker-test-{uuid.uuid4().hex[:8]}"
         # PostgreSQL shows the worker's connections under this name (libpq reads PGAPPNAME).
         self.application_name = self.name
-        self.queue = queue
+        self.queues = queues
+        self.pool = pool
+        self.concurrency = concurrency
         self.log_path = log_path
         self.env = {
             **env,
@@ -102,13 +114,14 @@ class CeleryWorker:
             "-A",
             "config",
             "worker",
-            "--pool=solo",
+            f"--pool={self.pool}",
+            *([f"--concurrency={self.concurrency}"] if self.concurrency else []),
             "--loglevel=INFO",
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
             "-Q",
-            self.queue,
+            ",".join(self.queues),
             "-n",
             f"{self.name}@%h",
         ]
@@ -231,22 +244,38 @@ class WorkerHarness:
         self.workers: list[CeleryWorker] = []
         self.client = Celery("worker-test-client", broker=broker_url, set_as_current=False)
 
-    def start(self, *, visibility_timeout: int = 3600) -> CeleryWorker:
+    def start(
+        self,
+        *,
+        visibility_timeout: int = 3600,
+        kinds: list[str] | None = None,
+        pool: str = "solo",
+        concurrency: int | None = None,
+    ) -> CeleryWorker:
+        """A worker of the test's own queues: every kind's (config/queues.py, each named
+        "<test queue>.<kind>") and the one `send` publishes to, or only `kinds`'."""
         env = {
             **self.base_env,
             "TEST_CELERY_WORKER_QUEUE": self.queue,
             "TEST_CELERY_WORKER_VISIBILITY_TIMEOUT": str(visibility_timeout),
         }
         number = len(self.workers) + 1
+        queues = queue_names(kinds, prefix=self.queue) + ([] if kinds else [self.queue])
         worker = CeleryWorker(
-            env=env, queue=self.queue, log_path=self.log_dir / f"worker-{number}.log"
+            env=env,
+            queues=queues,
+            log_path=self.log_dir / f"worker-{number}.log",
+            pool=pool,
+            concurrency=concurrency,
         )
         self.workers.append(worker)
         return worker.start()
 
-    def send(self, name: str, args: list | None = None) -> str:
-        """Publish a task to the workers' queue (never run here); its id."""
-        return self.client.send_task(name, args=args or [], queue=self.queue).id
+    def send(self, name: str, args: list | None = None, *, routed: bool = False) -> str:
+        """Publish a task (never run here); its id. To the test's own queue, or with `routed`
+        to its kind's queue, as the application routes it (config/queues.py)."""
+        queue = task_routes(self.queue)[name]["queue"] if routed else self.queue
+        return self.client.send_task(name, args=args or [], queue=queue).id
 
     def task_errors(self) -> list[str]:
         """Log lines of tasks that failed (an exception other than a retry) in any worker."""

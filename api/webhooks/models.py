@@ -125,6 +125,14 @@ class WebhookDelivery(models.Model):
     # leaves it due again then.
     next_attempt_at = models.DateTimeField(_("next attempt"), null=True, blank=True)
     last_attempt_at = models.DateTimeField(_("last attempt"), null=True, blank=True)
+    # The attempt running now (claimed, not recorded yet): at most
+    # WEBHOOK_MAX_ATTEMPTS_IN_FLIGHT_PER_ENDPOINT per endpoint. A killed worker's is ignored
+    # once its lease has passed.
+    attempt_started_at = models.DateTimeField(_("attempt started"), null=True, blank=True)
+    # When a message to attempt it was put on the broker and not taken yet: the minute sweep
+    # does not queue it again while that message may still be waiting (only once it must
+    # have been lost: WEBHOOK_QUEUED_MESSAGE_LOST_AFTER_SECONDS).
+    queued_at = models.DateTimeField(_("queued"), null=True, blank=True)
     response_code = models.PositiveSmallIntegerField(_("response code"), null=True, blank=True)
     error = models.CharField(_("error"), max_length=500, blank=True)
     duration_ms = models.PositiveIntegerField(_("duration (ms)"), null=True, blank=True)

@@ -16,6 +16,8 @@ from django.utils.csp import CSP
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from config.queues import DEFAULT_QUEUE, task_routes
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
 NODE_MODULES = BASE_DIR / "node_modules"
@@ -296,14 +298,29 @@ if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = f"sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
     CELERY_BROKER_TRANSPORT = "config.embedded_broker:Transport"  # imported only when used
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_SOFT_TIME_LIMIT = 240  # both well below the broker's visibility timeout
+CELERY_TASK_SOFT_TIME_LIMIT = 240
+# The longest any task may run (no task sets its own; a playbook stops at
+# HOSTS_PLAYBOOK_TIMEOUT_SECONDS, 200).
 CELERY_TASK_TIME_LIMIT = 300
+# A message a worker took and never acknowledged (the worker killed with SIGKILL, its machine
+# lost) goes back to its queue this long after it was taken: just above the hard limit, so a task
+# still running is never handed to a second worker, and a killed worker's tasks run again within
+# minutes (Redis looks for such messages every 30 s), not after the hour kombu would wait.
+CELERY_VISIBILITY_TIMEOUT_SECONDS = CELERY_TASK_TIME_LIMIT + 60
+# A message waiting for its ETA is an unacknowledged one too: a countdown longer than the
+# visibility timeout would be handed out again. Later attempts are left to their kind's minute
+# sweep (webhook retries: api/webhooks/services/sweep.py).
+CELERY_MAX_COUNTDOWN_SECONDS = CELERY_TASK_TIME_LIMIT
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": CELERY_VISIBILITY_TIMEOUT_SECONDS,
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 3,
+    }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "reconcile-daily": {
@@ -359,9 +376,11 @@ HOSTS_PLAYBOOK_TIMEOUT_SECONDS = int(env("HOSTS_PLAYBOOK_TIMEOUT_SECONDS", "200"
 HOSTS_LEASE_SECONDS = int(env("HOSTS_LEASE_SECONDS", "60"))
 HOSTS_MAX_ATTEMPTS = int(env("HOSTS_MAX_ATTEMPTS", "3"))
 HOSTS_RETRY_SECONDS = int(env("HOSTS_RETRY_SECONDS", "20"))
-# Host work has a queue of its own, so a slow or dead host never delays payment confirmation
-# (`make run` and production start a worker for it: Procfile.dev's hostworker).
-CELERY_TASK_ROUTES = {"rental.tasks.host_*": {"queue": "hosts"}}
+# One queue per kind of work (config/queues.py: payments, hosts, webhooks, emails and the rest),
+# each with workers of its own (Procfile.dev), so a slow webhook receiver or a dead host never
+# delays a payment confirmation.
+CELERY_TASK_DEFAULT_QUEUE = DEFAULT_QUEUE
+CELERY_TASK_ROUTES = task_routes()
 # The first SSH port of the demo hosts (manage.py demo_hosts listens from there on 127.0.0.1).
 DEMO_SSH_PORT = int(env("DEMO_SSH_PORT", "2222"))
 
@@ -419,6 +438,15 @@ WEBHOOK_READ_TIMEOUT_SECONDS = 5.0
 # the attempt's lease (when the sweep may send it again) is this plus 30 s.
 WEBHOOK_ATTEMPT_DEADLINE_SECONDS = 15.0
 WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024  # read, then discarded
+# Attempts to one endpoint at once: a slow receiver holds at most this many webhook workers;
+# its other deliveries wait for the minute sweep.
+WEBHOOK_MAX_ATTEMPTS_IN_FLIGHT_PER_ENDPOINT = int(
+    env("WEBHOOK_MAX_ATTEMPTS_IN_FLIGHT_PER_ENDPOINT", "2")
+)
+# A delivery queued this long ago and never taken by a worker: its message is taken for lost
+# (a broker flushed or failed over) and the sweep queues it again. Longer than any backlog
+# of the webhooks' queue should be; a message waiting for its ETA is younger than this.
+WEBHOOK_QUEUED_MESSAGE_LOST_AFTER_SECONDS = 900
 # Redeliveries after a failed attempt: 10 s, 1 min, then 6 × 10 min; then the delivery gives up.
 WEBHOOK_RETRY_SCHEDULE_SECONDS = (10, 60, *(600,) * 6)
 # An endpoint is disabled, and its owner emailed, after this many events given up in a row

@@ -11,5 +11,6 @@ WEBHOOK_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", Tr
 # machine named grdemo-*, the administrative key made by the demo under var/.
 HOSTS_ACCOUNT_PREFIX = env("HOSTS_ACCOUNT_PREFIX", "grdemo-")  # noqa: F405
 HOSTS_ADMIN_KEY_FILE = env(  # noqa: F405
-    "HOSTS_ADMIN_KEY_FILE", str(VAR_DIR / "demo-hosts" / "admin-key" / "admin_ed25519")  # noqa: F405
+    "HOSTS_ADMIN_KEY_FILE",
+    str(VAR_DIR / "demo-hosts" / "admin-key" / "admin_ed25519"),  # noqa: F405
 )

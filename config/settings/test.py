@@ -8,6 +8,8 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/gpu_re
 # databases.
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")
 
+from config.queues import queue_name  # noqa: E402
+
 from .base import *  # noqa: E402, F403
 
 # Each run of the suite has a test database of its own (tests/isolation.py names the
@@ -45,7 +47,11 @@ if TEST_CELERY_WORKER:
     # test passes it (the broker is CELERY_BROKER_URL, the database DATABASE_URL).
     PAYMENT_RPC_URLS["local"] = env("TEST_CELERY_WORKER_RPC_URL_LOCAL")  # noqa: F405
     LOCAL_TOKEN_ADDRESS = env("TEST_CELERY_WORKER_LOCAL_TOKEN_ADDRESS")  # noqa: F405
-    CELERY_TASK_DEFAULT_QUEUE = env("TEST_CELERY_WORKER_QUEUE", "celery")  # noqa: F405
+    # The test's queue for what it sends, and its own queue per kind (config/queues.py) named
+    # after it: "<queue>.payments", "<queue>.webhooks", ...
+    _queue = env("TEST_CELERY_WORKER_QUEUE", "celery")  # noqa: F405
+    CELERY_TASK_DEFAULT_QUEUE = queue_name(DEFAULT_QUEUE, _queue)  # noqa: F405
+    CELERY_TASK_ROUTES = task_routes(_queue)  # noqa: F405
     _visibility_timeout = env("TEST_CELERY_WORKER_VISIBILITY_TIMEOUT", "3600")  # noqa: F405
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": int(_visibility_timeout),

@@ -21,8 +21,14 @@ def test_redis_url_or_celery_broker_url_keeps_redis(tmp_path):
     env = embedded_env(tmp_path / "var", REDIS_URL="redis://127.0.0.1:6379/5")
     assert settings_value(env, "settings.CELERY_BROKER_URL") == "redis://127.0.0.1:6379/5"
     assert settings_value(env, "getattr(settings, 'CELERY_BROKER_TRANSPORT', None)") == "None"
-    assert settings_value(env, "settings.CELERY_BROKER_TRANSPORT_OPTIONS") == (
-        "{'visibility_timeout': 3600}"
+    # A killed worker's messages go back to their queue just after the longest a task may run.
+    assert (
+        settings_value(
+            env,
+            "(settings.CELERY_BROKER_TRANSPORT_OPTIONS['visibility_timeout'],"
+            " settings.CELERY_TASK_TIME_LIMIT)",
+        )
+        == "(360, 300)"
     )
     env = embedded_env(tmp_path / "var", CELERY_BROKER_URL="redis://127.0.0.1:6379/7")
     assert settings_value(env, "settings.CELERY_BROKER_URL") == "redis://127.0.0.1:6379/7"

@@ -38,6 +38,7 @@ from ..models import (
 )
 from .endpoints import endpoint_disable, retry_schedule
 from .http import PostResult, attempt_deadline, deadline_error, post
+from .queueing import deliveries_queue
 from .status import delivery_set_status
 
 logger = logging.getLogger(__name__)
@@ -67,6 +68,11 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
         )
         endpoint = lock_endpoint(endpoint_id=endpoint_id) if endpoint_id else None
         delivery = lock_delivery(delivery_id=delivery_id) if endpoint else None
+        if delivery is not None and delivery.queued_at is not None:
+            # A message of it is taken (this one; an early or a repeated one too): the sweep
+            # may queue it again once it is due.
+            delivery.queued_at = None
+            delivery.save(update_fields=["queued_at"])
         if (
             delivery is None
             or not endpoint.enabled
@@ -75,12 +81,31 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
             or delivery.next_attempt_at > now + CLOCK_SLACK
         ):
             return None
+        if _in_flight(endpoint.pk, now, but=delivery.pk) >= (
+            settings.WEBHOOK_MAX_ATTEMPTS_IN_FLIGHT_PER_ENDPOINT
+        ):
+            # That receiver already holds its share of the webhook workers: the sweep
+            # queues this delivery again within a minute.
+            logger.info(
+                "webhook delivery %s: endpoint %s at its limit of attempts at once; later",
+                delivery.pk,
+                endpoint.pk,
+                extra={"event": "webhook_endpoint_busy", "endpoint": endpoint.pk},
+            )
+            return None
         delivery.attempts += 1
         delivery.round_attempts += 1
         delivery.last_attempt_at = now
         delivery.next_attempt_at = now + attempt_lease()
+        delivery.attempt_started_at = now
         delivery.save(
-            update_fields=["attempts", "round_attempts", "last_attempt_at", "next_attempt_at"]
+            update_fields=[
+                "attempts",
+                "round_attempts",
+                "last_attempt_at",
+                "next_attempt_at",
+                "attempt_started_at",
+            ]
         )
         return Claim(
             delivery_id=delivery.pk,
@@ -90,6 +115,19 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
             event_id=str(delivery.event.event_id),
             body=signing.body_of(delivery.event.envelope()),
         )
+
+
+def _in_flight(endpoint_id: int, now: datetime, *, but: int) -> int:
+    """Attempts to this endpoint running now (claimed within their lease, not recorded)."""
+    return (
+        WebhookDelivery.objects.filter(
+            endpoint_id=endpoint_id,
+            status__in=OPEN_STATUSES,
+            attempt_started_at__gt=now - attempt_lease(),
+        )
+        .exclude(pk=but)
+        .count()
+    )
 
 
 def attempt_lease() -> timedelta:
@@ -129,7 +167,6 @@ def delivery_attempt(*, delivery_id: int, now: datetime | None = None) -> str | 
 
 
 def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | None:
-    from .. import tasks
 
     finished = started_at + timedelta(milliseconds=result.duration_ms)
     with transaction.atomic():
@@ -155,6 +192,7 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
         if delivery.attempts != claim.number or delivery.status not in OPEN_STATUSES:
             return delivery.status  # a redelivery took over meanwhile: it decides
         fields = {
+            "attempt_started_at": None,
             "response_code": result.response_code,
             "error": result.error,
             "duration_ms": result.duration_ms,
@@ -180,10 +218,11 @@ def _record(claim: Claim, result: PostResult, started_at: datetime) -> str | Non
             to_status = DeliveryStatus.FAILED
             delay = schedule[delivery.round_attempts - 1]
             eta = fields["next_attempt_at"] = finished + timedelta(seconds=delay)
-            transaction.on_commit(
-                lambda: tasks.webhook_deliver.apply_async(args=[claim.delivery_id], eta=eta)
-            )
         delivery_set_status(delivery, to_status=to_status, fields=fields)
+        # A longer wait than the broker may hold a message unacknowledged is left to the
+        # minute sweep, which queues the delivery once it is due.
+        if to_status == DeliveryStatus.FAILED and delay <= settings.CELERY_MAX_COUNTDOWN_SECONDS:
+            deliveries_queue([claim.delivery_id], eta=eta)
     transaction.on_commit(lambda: _log(claim, result, delivery.status))
     return delivery.status
 

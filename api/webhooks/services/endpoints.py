@@ -13,6 +13,7 @@ from .. import guard
 from ..exceptions import AttemptInFlight, EndpointDisabled, InvalidEndpoint, TooManyEndpoints
 from ..locks import lock_delivery, lock_endpoint
 from ..models import DeliveryStatus, DisabledReason, WebhookDelivery, WebhookEndpoint
+from .queueing import deliveries_queue
 from .status import delivery_set_status
 
 MAX_ENDPOINTS_PER_ACCOUNT = 10
@@ -86,7 +87,6 @@ def endpoint_set_enabled(*, endpoint_id: int, owner: User, enabled: bool) -> Web
 def endpoint_enable(endpoint: WebhookEndpoint) -> None:
     """The caller holds the endpoint's lock. Its open deliveries (paused at the disable, or
     created paused meanwhile by the fan-out) are due now and queued."""
-    from .. import tasks
 
     endpoint.enabled = True
     endpoint.disabled_reason = ""
@@ -102,8 +102,7 @@ def endpoint_enable(endpoint: WebhookEndpoint) -> None:
         ).values_list("pk", flat=True)
     )
     WebhookDelivery.objects.filter(pk__in=paused).update(next_attempt_at=now)
-    for delivery_id in paused:
-        tasks.webhook_deliver.delay_on_commit(delivery_id)
+    deliveries_queue(paused)
 
 
 def endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
@@ -135,7 +134,6 @@ def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
     retries. Raises WebhookDelivery.DoesNotExist for another owner's, EndpointDisabled while
     its endpoint is disabled, AttemptInFlight while an attempt of it runs (its lease live):
     two POSTs of one delivery are never made at once."""
-    from .. import tasks
 
     endpoint_id = (
         WebhookDelivery.objects.filter(pk=delivery_id, endpoint__owner=owner)
@@ -158,7 +156,7 @@ def delivery_redeliver(*, delivery_id: int, owner: User) -> WebhookDelivery:
             to_status=DeliveryStatus.PENDING,
             fields={"round_attempts": 0, "next_attempt_at": timezone.now()},
         )
-        tasks.webhook_deliver.delay_on_commit(delivery.pk)
+        deliveries_queue([delivery.pk])
     return delivery
 
 

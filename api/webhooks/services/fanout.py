@@ -3,13 +3,13 @@ its type (OUTBOX_HANDLERS names `webhook_fan_out`): enabled ones get it now; one
 after failures get it paused (no next attempt) and are sent it when enabled again, as the
 banner and the email promise; ones disabled by their owner get nothing."""
 
-from django.db import transaction
 from django.utils import timezone
 
 from outbox.models import OutboxEvent
 
 from ..locks import lock_endpoints_receiving
 from ..models import WebhookDelivery
+from .queueing import deliveries_queue
 
 
 def webhook_fan_out(event: OutboxEvent) -> list[int]:
@@ -17,8 +17,6 @@ def webhook_fan_out(event: OutboxEvent) -> list[int]:
     lock: once per event; the unique (endpoint, event) pair makes a repeat write nothing) and
     queue the first attempts of the enabled endpoints' after the commit. The pks of the
     deliveries created due now (the paused ones are not among them)."""
-    from .. import tasks
-
     endpoints = [
         endpoint
         # Locked (in pk order, as every writer locks one): an enable or disable in between
@@ -45,6 +43,5 @@ def webhook_fan_out(event: OutboxEvent) -> list[int]:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    for delivery_id in created:
-        transaction.on_commit(lambda pk=delivery_id: tasks.webhook_deliver.delay(pk))
+    deliveries_queue(created)
     return created

@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.urls import reverse
 from django.utils import timezone
@@ -139,9 +140,15 @@ def _drive(delivery: WebhookDelivery, limit: int = 20) -> list[int]:
         delivery.refresh_from_db()
         if delivery.next_attempt_at is None:
             return gaps
-        gaps.append(round((delivery.next_attempt_at - delivery.last_attempt_at).total_seconds()))
+        gap = round((delivery.next_attempt_at - delivery.last_attempt_at).total_seconds())
+        gaps.append(gap)
         later = delivery.next_attempt_at + timedelta(milliseconds=1)
-        assert delivery.pk in webhooks_sweep(now=later).queued
+        swept = webhooks_sweep(now=later).queued
+        if gap > settings.CELERY_MAX_COUNTDOWN_SECONDS:
+            # A retry later than the broker may hold a message is the sweep's to queue.
+            assert delivery.pk in swept
+        delivery.refresh_from_db()
+        assert delivery.queued_at is not None  # a message waits for it, either way
         delivery_attempt(delivery_id=delivery.pk, now=later)
     raise AssertionError("the delivery never became final")
 
