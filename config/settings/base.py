@@ -322,6 +322,20 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "unacked_restore_throttle": 3,
     }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # Exactly one beat, enforced: celery-redbeat keeps the schedule in Redis and lets only the
+    # beat holding its lock send anything. A second beat started by mistake (another machine,
+    # a restart overlapping the old process) waits for the lock and stays idle; it takes over
+    # within CELERY_REDBEAT_LOCK_TIMEOUT of the first one's death. (single-beat would do the
+    # same from outside, as one more process wrapping beat; redbeat is beat's own scheduler.)
+    # The embedded default (`make run`, no Redis) keeps beat's file scheduler: one machine.
+    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+    CELERY_REDBEAT_REDIS_URL = CELERY_BROKER_URL
+    # Installations sharing one Redis give each its own prefix.
+    CELERY_REDBEAT_KEY_PREFIX = env("CELERY_REDBEAT_KEY_PREFIX", "gpu-rental:redbeat")
+    CELERY_REDBEAT_LOCK_TIMEOUT = int(env("CELERY_REDBEAT_LOCK_TIMEOUT", "30"))
+    # The lock is extended at every tick: ticks well inside its timeout.
+    CELERY_BEAT_MAX_LOOP_INTERVAL = min(5, CELERY_REDBEAT_LOCK_TIMEOUT // 3)
 CELERY_BEAT_SCHEDULE = {
     "reconcile-daily": {
         "task": "payments.tasks.reconcile_daily",
