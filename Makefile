@@ -12,6 +12,8 @@ PORT ?= 8000
 # make run starts a local chain (anvil) with the test stablecoin and enables the local network.
 ANVIL_PORT ?= 8545
 run pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
+# No process assumes its settings (config/startup.py): the developer's targets name theirs.
+run pay send-withdrawal soak messages: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
 # Links in emails point where make run serves the site, unless SITE_URL says otherwise (honcho
 # gives every process a PORT of its own, so the worker cannot take the web's from PORT).
 SITE_URL ?= http://$(HOST):$(PORT)
@@ -72,7 +74,8 @@ test: install
 	scripts/ensure-test-services
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	DATABASE_URL=sqlite:///:memory: $(PY) manage.py makemigrations --check --dry-run
+	DJANGO_SETTINGS_MODULE=config.settings.dev DATABASE_URL=sqlite:///:memory: \
+	  $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist $(TEST_DIST) $(PYTEST_ARGS)
 
 lint: install

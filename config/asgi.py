@@ -1,7 +1,7 @@
-import os
-
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+from config.startup import require_settings_module
+
+require_settings_module()  # config.settings.production on a server, said explicitly
 
 application = get_asgi_application()

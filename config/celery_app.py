@@ -1,8 +1,8 @@
-import os
-
 from celery import Celery
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+from .startup import require_settings_module
+
+require_settings_module()  # a worker or beat never falls back to the development settings
 
 app = Celery("gpu_rental")
 app.config_from_object("django.conf:settings", namespace="CELERY")

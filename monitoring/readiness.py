@@ -1,6 +1,7 @@
-"""What /readyz checks: the database, the cache, the broker, and each enabled network's
-watcher (scanned within WATCHER_MAX_SCAN_AGE_SECONDS, at most WATCHER_MAX_LAG_BLOCKS behind
-the head). Each check answers a short status word; nothing else leaves the process (no URL,
+"""What /readyz checks: the database, the cache, the broker, the static files (collected, where
+the storage serves them from a manifest: without them every page is a 500), and each enabled
+network's watcher (scanned within WATCHER_MAX_SCAN_AGE_SECONDS, at most WATCHER_MAX_LAG_BLOCKS
+behind the head). Each check answers a short status word; nothing else leaves the process (no URL,
 no error text), since the endpoint needs no login."""
 
 import logging
@@ -53,12 +54,25 @@ def _broker() -> None:
         conn.default_channel  # noqa: B018 - opening a channel is what talks to the broker
 
 
+def _static() -> None:
+    """Production serves static files from the manifest `collectstatic` writes: without it
+    every page fails to render. Storages without a manifest (development) have nothing to
+    check."""
+    from django.contrib.staticfiles.storage import ManifestFilesMixin
+    from django.core.files.storage import storages
+
+    storage = storages["staticfiles"]
+    if isinstance(storage, ManifestFilesMixin) and not storage.read_manifest():
+        raise RuntimeError(f"no static files manifest in {storage.location}: run collectstatic")
+
+
 def readiness() -> dict[str, str]:
     """{part: status}: "ok", else why (a network: never-scanned, stale, lagging)."""
     checks = {
         "database": _check("the database", _database),
         "cache": _check("the cache", _cache),
         "broker": _check("the broker", _broker),
+        "static": _check("the static files", _static),
     }
     if checks["database"] == OK:
         try:

@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -66,8 +67,28 @@ def test_readyz_is_ready_with_no_network_enabled():
     assert body(response) == {
         "status": "ok",
         "failing": [],
-        "checks": {"database": "ok", "cache": "ok", "broker": "ok"},
+        "checks": {"database": "ok", "cache": "ok", "broker": "ok", "static": "ok"},
     }
+
+
+@pytest.mark.django_db
+def test_readyz_fails_until_the_static_files_are_collected(settings, tmp_path):
+    """Production's storage serves from collectstatic's manifest: without it every page is a
+    500, and /readyz says so instead of 200."""
+    settings.STATIC_ROOT = tmp_path / "staticfiles"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+    response = get("/readyz")
+    assert response.status_code == 503
+    assert body(response)["failing"] == ["static"]
+    assert str(tmp_path) not in response.content.decode()  # no path leaves the process
+
+    call_command("collectstatic", "--noinput", verbosity=0)
+    response = get("/readyz")
+    assert response.status_code == 200
+    assert body(response)["checks"]["static"] == "ok"
 
 
 @pytest.mark.django_db
