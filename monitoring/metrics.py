@@ -22,6 +22,7 @@ from payments.models import ChainTransfer, CryptoPayment, PaymentStatus
 from rental.models import Order, OrderStatus
 
 from .models import TaskHealth
+from .queues import queue_depths
 from .selectors import networks_health
 
 PREFIX = "gpu_rental"
@@ -139,11 +140,28 @@ def _tasks() -> list:
     return [failures, successes, streak]
 
 
+def _queues() -> list:
+    depth = GaugeMetricFamily(
+        f"{PREFIX}_queue_messages",
+        "Messages waiting in each Celery queue (-1: the broker did not answer).",
+        labels=["queue"],
+    )
+    oldest = GaugeMetricFamily(
+        f"{PREFIX}_queue_oldest_message_age_seconds",
+        "Age of the oldest message waiting in each queue (0 when empty).",
+        labels=["queue"],
+    )
+    for queue in queue_depths():
+        depth.add_metric([queue.name], -1 if queue.messages is None else queue.messages)
+        oldest.add_metric([queue.name], queue.oldest_age_seconds or 0.0)
+    return [depth, oldest]
+
+
 class DatabaseCollector:
-    """Every metric, read when Prometheus scrapes (five queries)."""
+    """Every metric, read when Prometheus scrapes (five queries, and the broker's queues)."""
 
     def collect(self):
-        for part in (_watcher, _payments, _confirmation_delay, _orders, _tasks):
+        for part in (_watcher, _payments, _confirmation_delay, _orders, _tasks, _queues):
             yield from part()
 
 

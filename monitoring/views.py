@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.roles import OPERATORS, role_required
 
+from .queues import queue_depths
 from .readiness import OK, readiness
 from .selectors import networks_health, tasks_health
 
@@ -79,6 +80,7 @@ def ops_health(request: HttpRequest) -> HttpResponse:
     context = {
         "networks": networks_health(),
         "tasks": tasks_health(),
+        "queues": queue_depths(),
         "threshold": settings.TASK_FAILURE_ALERT_THRESHOLD,
         "max_scan_age": settings.WATCHER_MAX_SCAN_AGE_SECONDS,
         "max_lag": settings.WATCHER_MAX_LAG_BLOCKS,
