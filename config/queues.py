@@ -45,6 +45,7 @@ QUEUES: dict[str, tuple[str, ...]] = {
         "rental.tasks.rentals_tick",
         "outbox.tasks.outbox_dispatch",
         "outbox.tasks.outbox_redispatch",
+        "outbox.tasks.outbox_relay",
         "api.webhooks.tasks.webhooks_sweep",
         "payments.tasks.reconcile_daily",
         "api.tasks.purge_idempotency_keys",

@@ -22,7 +22,7 @@ from payments.models import ChainTransfer, CryptoPayment, PaymentStatus
 from rental.models import Order, OrderStatus
 
 from .models import TaskHealth
-from .queues import queue_depths
+from .queues import outbox_backlog, queue_depths
 from .selectors import networks_health
 
 PREFIX = "gpu_rental"
@@ -154,7 +154,18 @@ def _queues() -> list:
     for queue in queue_depths():
         depth.add_metric([queue.name], -1 if queue.messages is None else queue.messages)
         oldest.add_metric([queue.name], queue.oldest_age_seconds or 0.0)
-    return [depth, oldest]
+    backlog = outbox_backlog()
+    unpublished = GaugeMetricFamily(
+        f"{PREFIX}_outbox_unpublished_messages",
+        "Tasks written to the outbox and not yet published to the broker.",
+    )
+    unpublished.add_metric([], backlog.messages)
+    unpublished_age = GaugeMetricFamily(
+        f"{PREFIX}_outbox_oldest_unpublished_age_seconds",
+        "Age of the oldest task not yet published (0 when none).",
+    )
+    unpublished_age.add_metric([], backlog.oldest_age_seconds or 0.0)
+    return [depth, oldest, unpublished, unpublished_age]
 
 
 class DatabaseCollector:

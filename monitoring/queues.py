@@ -1,6 +1,7 @@
 """What waits in each Celery queue (config/queues.py), read from the broker: the number of
 messages and, on Redis, the age of the oldest one (from the `published_at` header every
-publish carries: config/celery_app.py). For /metrics and /ops/health/."""
+publish carries: config/celery_app.py); and what waits in the outbox to be published. For
+/metrics and /ops/health/."""
 
 import json
 import logging
@@ -66,3 +67,25 @@ def queue_depths() -> list[QueueDepth]:
     except Exception as exc:
         logger.warning("queues: the broker could not be read: %s", describe_error(exc))
         return [QueueDepth(name, None, None) for name in QUEUES]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxBacklog:
+    messages: int
+    oldest_age_seconds: float | None
+
+
+def outbox_backlog() -> OutboxBacklog:
+    """Tasks written but not yet published to the broker (it was down, or the relay has not
+    run yet): one query."""
+    from django.db.models import Count, Min
+    from django.utils import timezone
+
+    from outbox.models import OutboxMessage
+
+    found = OutboxMessage.objects.filter(published_at__isnull=True).aggregate(
+        n=Count("pk"), oldest=Min("created_at")
+    )
+    oldest = found["oldest"]
+    age = (timezone.now() - oldest).total_seconds() if oldest else None
+    return OutboxBacklog(found["n"], age)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.roles import OPERATORS, role_required
 
-from .queues import queue_depths
+from .queues import outbox_backlog, queue_depths
 from .readiness import OK, readiness
 from .selectors import networks_health, tasks_health
 
@@ -81,6 +81,7 @@ def ops_health(request: HttpRequest) -> HttpResponse:
         "networks": networks_health(),
         "tasks": tasks_health(),
         "queues": queue_depths(),
+        "outbox": outbox_backlog(),
         "threshold": settings.TASK_FAILURE_ALERT_THRESHOLD,
         "max_scan_age": settings.WATCHER_MAX_SCAN_AGE_SECONDS,
         "max_lag": settings.WATCHER_MAX_LAG_BLOCKS,

@@ -55,3 +55,41 @@ class OutboxEvent(models.Model):
             "created": self.created_at.isoformat(),
             "data": self.payload,
         }
+
+
+class OutboxMessage(models.Model):
+    """A task for a worker (an email, a webhook attempt, host work, a check), written in the
+    transaction that causes it: the task is published after the commit, and if the broker
+    cannot take it then (down, unreachable), the relay publishes it later. A committed action
+    never loses its message and never answers 500 for it."""
+
+    task = models.CharField(_("task"), max_length=100)
+    args = models.JSONField(_("arguments"), default=list, encoder=DjangoJSONEncoder)
+    kwargs = models.JSONField(_("keyword arguments"), default=dict, encoder=DjangoJSONEncoder)
+    eta = models.DateTimeField(_("not before"), null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    # A publisher's claim (the one after the commit, or the relay's): another one leaves the
+    # row alone until then; a publisher killed before it published leaves it to the relay.
+    claimed_until = models.DateTimeField(_("claimed until"), null=True, blank=True)
+    published_at = models.DateTimeField(_("published"), null=True, blank=True)
+    attempts = models.PositiveIntegerField(_("publish attempts"), default=0)
+    last_error = models.CharField(_("last error"), max_length=500, blank=True)
+
+    class Meta:
+        verbose_name = _("outbox message")
+        verbose_name_plural = _("outbox messages")
+        indexes = [
+            models.Index(
+                fields=("created_at", "id"),
+                condition=Q(published_at__isnull=True),
+                name="outbox_message_pending",
+            ),
+            models.Index(
+                fields=("published_at",),
+                condition=Q(published_at__isnull=False),
+                name="outbox_message_published",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task}{tuple(self.args)}"

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from .locks import lock_pending_event
+from .messages import enqueue, enqueue_many
 from .models import OutboxEvent
 
 logger = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def outbox_emit(
             )
     except IntegrityError:
         return None
-    tasks.outbox_dispatch.delay_on_commit(event.pk)
+    enqueue(tasks.outbox_dispatch, event.pk)
     return event
 
 
@@ -65,8 +66,7 @@ def outbox_emit_many(events: Iterable[tuple[str, object, dict]]) -> list[OutboxE
         return []
     with transaction.atomic():
         created = OutboxEvent.objects.bulk_create(rows)
-        for event in created:
-            tasks.outbox_dispatch.delay_on_commit(event.pk)
+        enqueue_many(tasks.outbox_dispatch, [(event.pk,) for event in created])
     return created
 
 

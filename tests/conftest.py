@@ -81,6 +81,60 @@ def _clear_cache():
     cache.clear()
 
 
+class HeldTasks:
+    """The tasks of `names` written to the outbox (in order, as (short name, args)) since the
+    last clear(); they never reach the broker, so nothing runs them."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+        self.after = 0
+
+    def rows(self) -> list[tuple[str, tuple]]:
+        from outbox.models import OutboxMessage
+
+        found = OutboxMessage.objects.filter(task__in=self.names, pk__gt=self.after).order_by("pk")
+        return [(row.task.rsplit(".", 1)[1], tuple(row.args)) for row in found]
+
+    def clear(self) -> None:
+        from django.db.models import Max
+
+        from outbox.models import OutboxMessage
+
+        self.after = OutboxMessage.objects.aggregate(last=Max("pk"))["last"] or 0
+
+    def __eq__(self, other) -> bool:
+        return self.rows() == list(other)
+
+    def __iter__(self):
+        return iter(self.rows())
+
+    def __len__(self) -> int:
+        return len(self.rows())
+
+    def __repr__(self) -> str:
+        return repr(self.rows())
+
+
+@pytest.fixture
+def hold_tasks(monkeypatch):
+    """hold_tasks("rental.tasks.host_check", ...) -> HeldTasks: those tasks are written to the
+    outbox as the application writes them, but their publishing is left out (the broker's
+    boundary): the test sees what was queued, and nothing runs it. Other tasks run as usual."""
+    from outbox import messages
+
+    send = messages._send
+
+    def hold(*names: str) -> HeldTasks:
+        def held_send(message):
+            if message.task not in names:
+                send(message)
+
+        monkeypatch.setattr(messages, "_send", held_send)
+        return HeldTasks(names)
+
+    return hold
+
+
 @pytest.fixture
 def catalogue(db) -> dict[str, GpuModel]:
     """The demo catalogue, keyed by short name: h100, h200, b200, mi300x."""

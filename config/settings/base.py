@@ -361,6 +361,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "api.tasks.purge_idempotency_keys",  # kept API_IDEMPOTENCY_KEY_HOURS
         "schedule": crontab(minute=17),
     },
+    "outbox-relay": {
+        "task": "outbox.tasks.outbox_relay",  # tasks whose publishing after their commit failed
+        "schedule": float(env("OUTBOX_RELAY_SECONDS", "10")),
+    },
     "outbox-redispatch": {
         "task": "outbox.tasks.outbox_redispatch",  # events whose dispatch was lost
         "schedule": 60.0,

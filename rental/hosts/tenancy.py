@@ -37,6 +37,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import User
+from outbox.messages import enqueue
 from statemachine import StateMachine
 
 from ..exceptions import RentalError
@@ -153,7 +154,7 @@ def tenancies_open(*, order: Order, cards_by_host: dict[int, list[int]]) -> list
     )
     for tenancy in created:
         if tenancy.host_id in worker_hosts:
-            tasks.host_provision.delay_on_commit(tenancy.pk)
+            enqueue(tasks.host_provision, tenancy.pk)
     return created
 
 
@@ -182,7 +183,7 @@ def tenancies_revoke(*, order_id: int, actor: User | None, reason: str) -> list[
             attempts=0,
         )
         if tenancy.host.worker_managed:
-            tasks.host_teardown.delay_on_commit(tenancy.pk)
+            enqueue(tasks.host_teardown, tenancy.pk)
         revoked.append(tenancy.pk)
     return revoked
 
@@ -324,11 +325,7 @@ def _failed(
         problem=detail, attempts=attempts, updated_at=timezone.now()
     )
     if retry and attempts < settings.HOSTS_MAX_ATTEMPTS and not result.host_key_changed:
-        transaction.on_commit(
-            lambda: tasks.host_provision.apply_async(
-                args=[tenancy.pk], countdown=settings.HOSTS_RETRY_SECONDS
-            )
-        )
+        enqueue(tasks.host_provision, tenancy.pk, countdown=settings.HOSTS_RETRY_SECONDS)
         return Outcome.RETRY
     order_host_not_ready(
         order_id=tenancy.order_id,
@@ -529,7 +526,7 @@ def tenancies_key_given(*, order_id: int) -> list[int]:
         ).values_list("pk", flat=True)
     )  # fmt: skip
     for tenancy_id in waiting:
-        tasks.host_provision.delay_on_commit(tenancy_id)
+        enqueue(tasks.host_provision, tenancy_id)
     return waiting
 
 
@@ -551,7 +548,7 @@ def tenancy_confirm_operator_step(*, tenancy_id: int, actor: User | None, note: 
             actor=actor,
             reason=f"Preparation done by an operator: {note}"[:500],
         )
-        tasks.host_provision.delay_on_commit(tenancy.pk)
+        enqueue(tasks.host_provision, tenancy.pk)
     return tenancy
 
 
@@ -702,11 +699,11 @@ def tenancy_retry(*, tenancy_id: int, actor: User | None) -> Tenancy:
             attempts=0,
         )
         if tenancy.host.worker_managed:
-            transaction.on_commit(lambda: tasks.host_teardown.delay(tenancy_id))
+            enqueue(tasks.host_teardown, tenancy_id)
         return tenancy
     if tenancy.status in (TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING) and tenancy.problem:
         Tenancy.objects.filter(pk=tenancy.pk).update(attempts=0, updated_at=timezone.now())
-        transaction.on_commit(lambda: tasks.host_provision.delay(tenancy_id))
+        enqueue(tasks.host_provision, tenancy_id)
         return tenancy
     raise TenancyActionRefused(_("Nothing to retry on this host."))
 
@@ -736,9 +733,9 @@ def tenancies_resume_stalled(*, now) -> list[int]:
     )
     for tenancy_id, status, problem, attempts in rows:
         if status == TenancyStatus.REVOKING:
-            transaction.on_commit(lambda pk=tenancy_id: tasks.host_teardown.delay(pk))
+            enqueue(tasks.host_teardown, tenancy_id)
         elif not problem or attempts < settings.HOSTS_MAX_ATTEMPTS:
-            transaction.on_commit(lambda pk=tenancy_id: tasks.host_provision.delay(pk))
+            enqueue(tasks.host_provision, tenancy_id)
         else:
             continue
         Tenancy.objects.filter(pk=tenancy_id).update(updated_at=now)

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from outbox.messages import enqueue
 
 from ..exceptions import RentalError
 from ..hosts.services import hosts_take_out_of_service
@@ -95,5 +96,5 @@ def order_end_early(
         extensions_cancel_for_order(
             order_id=order.pk, reason="The order was ended early before it was paid", actor=actor
         )
-        tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.ENDED)
+        enqueue(tasks.order_email, order.pk, OrderEmailKind.ENDED)
     return order

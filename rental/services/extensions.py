@@ -24,6 +24,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from outbox.messages import enqueue
 from statemachine import StateMachine
 
 from ..exceptions import InvalidTransition, PriceUnavailable, RentalError
@@ -338,7 +339,7 @@ def extension_pay(
             period_ends_at=order.ends_at,
         )
         order_extended_emit(order, extension)  # webhooks: order.extended
-        tasks.extension_email.delay_on_commit(extension.pk)
+        enqueue(tasks.extension_email, extension.pk)
     return True
 
 

@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
+from outbox.messages import enqueue
 
 from ..exceptions import InvalidTransition
 from ..hosts.tenancy import tenancies_resume_stalled, tenancies_revoke
@@ -80,7 +81,7 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
         extensions_cancel_for_order(
             order_id=order.pk, reason="The rental ended before the extension was paid"
         )
-        tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.ENDED)
+        enqueue(tasks.order_email, order.pk, OrderEmailKind.ENDED)
     return order
 
 
@@ -126,7 +127,7 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
             # The webhook event is written here, apart from the email: a mail server that is
             # down for the whole reminder window loses the email, never the event.
             order_ending_emit(order, kind)
-            tasks.order_email.delay_on_commit(order.pk, kind, now.isoformat())
+            enqueue(tasks.order_email, order.pk, kind, now.isoformat())
             report.reminded.append((order.pk, kind))
     stalled = Order.objects.filter(
         status=OrderStatus.PROVISIONING,
@@ -135,11 +136,11 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
         updated_at__lt=now - STALLED_READINESS,
     ).values_list("pk", flat=True)
     for order_id in stalled:
-        tasks.order_readiness.delay_on_commit(order_id)
+        enqueue(tasks.order_readiness, order_id)
         report.rechecked.append(order_id)
     report.host_work_resumed = tenancies_resume_stalled(now=now)
     for order_id in _payment_emails_lost(now):
-        tasks.order_email.delay_on_commit(order_id, OrderEmailKind.PAYMENT_RECEIVED)
+        enqueue(tasks.order_email, order_id, OrderEmailKind.PAYMENT_RECEIVED)
         report.emails_requeued.append(order_id)
     return report
 

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.locks import lock_user
 from accounts.models import User
+from outbox.messages import enqueue
 from statemachine import StateMachine, Transition
 
 from .. import capacity, locks
@@ -259,5 +260,5 @@ def order_mark_paid(*, order_id: int, actor: User | None, reason: str) -> Order:
     from .provisioning import order_allocate
 
     order_set_status(order_id=order_id, to_status=OrderStatus.PAID, actor=actor, reason=reason)
-    tasks.order_email.delay_on_commit(order_id, OrderEmailKind.PAYMENT_RECEIVED)
+    enqueue(tasks.order_email, order_id, OrderEmailKind.PAYMENT_RECEIVED)
     return order_allocate(order_id=order_id, actor=None)

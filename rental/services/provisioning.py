@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from accounts.models import User
 from accounts.services import user_set_ssh_key
 from accounts.ssh_keys import parse_ssh_public_key
+from outbox.messages import enqueue
 
 from .. import capacity, locks
 from ..allocation import plan_allocation
@@ -103,7 +104,7 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             first_time = order.provisioning_issue != ProvisioningIssue.CAPACITY
             order_set_provisioning_issue(order, issue=ProvisioningIssue.CAPACITY, detail=detail)
             if first_time:
-                tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.PROVISIONING_DELAYED)
+                enqueue(tasks.order_email, order.pk, OrderEmailKind.PROVISIONING_DELAYED)
             _log_issue(order, "capacity", detail)
             return order
         CardAllocation.objects.bulk_create(
@@ -187,7 +188,7 @@ def order_mark_prepared(
             readiness_attempts=0,
             readiness_error="",
         )
-        tasks.order_readiness.delay_on_commit(order.pk)
+        enqueue(tasks.order_readiness, order.pk)
     return order
 
 
@@ -204,7 +205,7 @@ def order_recheck_readiness(*, order_id: int, actor: User | None) -> Order:
         ):
             raise NotReadinessFailed()
         order_set_provisioning_issue(order, issue="", readiness_attempts=0)
-        tasks.order_readiness.delay_on_commit(order.pk)
+        enqueue(tasks.order_readiness, order.pk)
     return order
 
 
@@ -259,17 +260,22 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
         elif not failures:
             hosts = ", ".join(endpoint.label for endpoint in endpoints)
             manual = Tenancy.objects.filter(
-                order=order, host__management=HostManagement.MANUAL,
+                order=order,
+                host__management=HostManagement.MANUAL,
                 status__in=[TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING],
             ).order_by("pk")
             for tenancy in manual:
                 if tenancy.status == TenancyStatus.PROVISIONING:
                     tenancy_set_status(
-                        tenancy_id=tenancy.pk, to_status=TenancyStatus.VERIFYING,
-                        actor=order.prepared_by, reason="Prepared by hand by an operator",
+                        tenancy_id=tenancy.pk,
+                        to_status=TenancyStatus.VERIFYING,
+                        actor=order.prepared_by,
+                        reason="Prepared by hand by an operator",
                     )
                 tenancy_set_status(
-                    tenancy_id=tenancy.pk, to_status=TenancyStatus.READY, actor=None,
+                    tenancy_id=tenancy.pk,
+                    to_status=TenancyStatus.READY,
+                    actor=None,
                     reason=f"SSH answered on {tenancy.host.name} (prepared by hand)",
                     ready_at=now or timezone.now(),
                 )
@@ -297,9 +303,7 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
         _log_issue(order, f"readiness check {order.readiness_attempts}", failures_text)
         if outcome == Readiness.RETRY:
             delay = backoff_seconds(order.readiness_attempts)
-            transaction.on_commit(
-                lambda: tasks.order_readiness.apply_async(args=[order_id], countdown=delay)
-            )
+            enqueue(tasks.order_readiness, order_id, countdown=delay)
     return outcome
 
 
@@ -329,7 +333,7 @@ def order_activate_if_verified(
             ends_at=now + timedelta(days=order.duration_days),
             readiness_error="",
         )  # closes a readiness issue
-        tasks.order_email.delay_on_commit(order.pk, OrderEmailKind.READY)
+        enqueue(tasks.order_email, order.pk, OrderEmailKind.READY)
     return order
 
 

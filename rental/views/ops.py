@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import OPERATORS, role_required
+from outbox.messages import enqueue
 
 from .. import selectors_ops, tasks
 from ..exceptions import RentalError
@@ -173,7 +174,7 @@ def _check(request: HttpRequest, host_id: int, form: forms.Form) -> None:
         raise host_services.HostActionRefused(refusal)
     # Only a passing host check returns a repaired (or new) host to the stock.
     make_available = host.state in selectors_ops.RETURNED_BY_CHECK
-    tasks.host_check.delay_on_commit(host.pk, make_available, request.user.pk)
+    enqueue(tasks.host_check, host.pk, make_available, request.user.pk)
     if make_available:
         text = _("The host check is queued: if it passes, the host becomes available.")
     else:

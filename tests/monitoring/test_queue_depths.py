@@ -79,3 +79,18 @@ def test_a_broker_that_does_not_answer_is_said_and_hidden(operator_client, setti
     html = operator_client.get(URL).content.decode()
     assert field(html, "payments", "messages") == "the broker did not answer"
     assert "s3cret" not in html and "8499" not in html
+
+
+def test_tasks_not_yet_published_are_counted(operator_client, settings, customer):
+    """Written in a transaction whose publishing did not happen yet (the commit's callbacks
+    never run in this test): the outbox's backlog."""
+    from outbox.messages import enqueue
+
+    settings.METRICS_ENABLED, settings.METRICS_TOKEN = True, TOKEN
+    enqueue("rental.tasks.order_email", 1, "ready")
+    enqueue("rental.tasks.order_email", 2, "ready")
+    found = samples(scrape())
+    assert found[("gpu_rental_outbox_unpublished_messages", ())] == 2
+    assert 0 <= found[("gpu_rental_outbox_oldest_unpublished_age_seconds", ())] < 60
+    html = operator_client.get(URL).content.decode()
+    assert field(html, "outbox", "messages") == "2"

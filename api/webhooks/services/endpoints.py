@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.locks import lock_user
 from accounts.models import User
 from outbox.events import EVENT_TYPES
+from outbox.messages import enqueue
 
 from .. import guard
 from ..exceptions import AttemptInFlight, EndpointDisabled, InvalidEndpoint, TooManyEndpoints
@@ -118,7 +119,7 @@ def endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
         endpoint=endpoint, status__in=(DeliveryStatus.PENDING, DeliveryStatus.FAILED)
     ).update(next_attempt_at=None)
     if reason == DisabledReason.FAILURES:
-        tasks.webhook_disabled_email.delay_on_commit(endpoint.pk)
+        enqueue(tasks.webhook_disabled_email, endpoint.pk)
 
 
 def endpoint_delete(*, endpoint_id: int, owner: User) -> None:

@@ -8,6 +8,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from outbox.messages import enqueue_many
+
 from ..models import WebhookDelivery
 
 
@@ -22,11 +24,5 @@ def deliveries_queue(delivery_ids: Iterable[int], *, eta: datetime | None = None
         return ids
     with transaction.atomic():
         WebhookDelivery.objects.filter(pk__in=ids).update(queued_at=timezone.now())
-        for delivery_id in ids:
-            if eta is None:
-                transaction.on_commit(lambda pk=delivery_id: tasks.webhook_deliver.delay(pk))
-            else:
-                transaction.on_commit(
-                    lambda pk=delivery_id: tasks.webhook_deliver.apply_async(args=[pk], eta=eta)
-                )
+        enqueue_many(tasks.webhook_deliver, [(delivery_id,) for delivery_id in ids], eta=eta)
     return ids

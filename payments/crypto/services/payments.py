@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from outbox.messages import enqueue
 from rental import services as rental_services
 from rental.exceptions import OrderNotAwaitingPayment
 from rental.models import Order
@@ -231,7 +232,7 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
             actor=customer,
             data={"tx_hash": payment.declared_tx_hash},
         )
-        chain_tasks.payment_check.delay_on_commit(payment.pk)
+        enqueue(chain_tasks.payment_check, payment.pk)
     return payment
 
 

@@ -30,6 +30,7 @@ from decimal import Decimal
 from django.db import models
 from django.db.models import Sum
 
+from outbox.messages import enqueue
 from rental import services as rental_services
 from rental.models import Order
 
@@ -500,4 +501,4 @@ def _email_credits(events: list[PaymentEvent]) -> None:
 
     credited = [event.pk for event in events if event.kind == PaymentEventKind.CREDITED]
     if credited:
-        tasks.payment_event_emails.delay_on_commit(credited)
+        enqueue(tasks.payment_event_emails, credited)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from outbox.messages import enqueue
 from rental.models import Order
 from statemachine import StateMachine
 
@@ -178,5 +179,5 @@ class PaymentStatusBatch:
 
         notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
         if notified:
-            tasks.payment_event_emails.delay_on_commit(notified)
+            enqueue(tasks.payment_event_emails, notified)
         return events

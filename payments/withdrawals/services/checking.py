@@ -5,6 +5,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from outbox.messages import enqueue
+
 from ...chain.networks import get_network
 from ...chain.withdrawal_check import (
     CHECK_EVENT,
@@ -117,7 +119,7 @@ def withdrawal_check_soon(*, withdrawal_id: int) -> None:
         raise WithdrawalError(_("Only a sent withdrawal is checked on chain."))
     from .. import tasks
 
-    tasks.withdrawal_check.delay_on_commit(withdrawal_id)
+    enqueue(tasks.withdrawal_check, withdrawal_id)
 
 
 def withdrawals_to_check() -> list[int]:

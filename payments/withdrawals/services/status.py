@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from outbox.messages import enqueue
 from rental.money import usd
 from statemachine import StateMachine, Transition
 
@@ -92,9 +93,9 @@ def _follow(change: Transition) -> None:
     from .. import tasks
 
     if change.to_status == WithdrawalStatus.SENT:
-        tasks.withdrawal_check.delay_on_commit(change.obj.pk)
+        enqueue(tasks.withdrawal_check, change.obj.pk)
     if change.to_status in (WithdrawalStatus.PAID, WithdrawalStatus.REJECTED):
-        tasks.withdrawal_event_email.delay_on_commit(change.audit.pk)
+        enqueue(tasks.withdrawal_event_email, change.audit.pk)
 
 
 # The withdrawal's states: WITHDRAWAL_TRANSITIONS, WithdrawalEvent as the audit row, the log

@@ -82,15 +82,17 @@ class DownMailServer:
 
 
 def test_order_ending_is_written_even_when_the_reminder_email_cannot_be_sent(
-    customer, active, settings, django_capture_on_commit_callbacks, mailoutbox
+    customer, active, settings, django_capture_on_commit_callbacks, mailoutbox, caplog
 ):
     settings.MAILERS = {"default": {"BACKEND": f"{__name__}.DownMailServer"}}
     for minutes in (0, 1, 2):  # the tick runs every minute while the email keeps failing
-        with pytest.raises(Exception, match="mail server is down"):  # noqa: PT011 - the task's error
-            tick(
-                active.ends_at - timedelta(hours=72) + timedelta(minutes=minutes),
-                django_capture_on_commit_callbacks,
-            )
+        caplog.clear()
+        tick(
+            active.ends_at - timedelta(hours=72) + timedelta(minutes=minutes),
+            django_capture_on_commit_callbacks,
+        )
+        # The email task's error is logged (in a worker: its log), never raised into the tick.
+        assert "mail server is down" in caplog.text
     (ending,) = events_of(customer, "order.ending")
     assert ending.payload["hours_left"] == 72
     assert not active.emails.filter(kind="reminder_72h").exists()  # the email is still owed

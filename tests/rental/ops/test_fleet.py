@@ -17,7 +17,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from payments.ledger.services.refunds import order_end_early_with_refund
-from rental import tasks
 from rental.hosts.tenancy import MANUAL_TEARDOWN_CHECKLIST, tenancy_set_status
 from rental.models import (
     CardAllocation,
@@ -144,15 +143,9 @@ def journal(tenancy, name, outcome="ok", output="", phase="teardown") -> Tenancy
 
 
 @pytest.fixture
-def queued(monkeypatch):
+def queued(hold_tasks):
     """The worker's tasks queued by the actions, as (task, args): nothing runs."""
-    calls = []
-    for name in ("host_provision", "host_teardown"):
-        task = getattr(tasks, name)
-        record = lambda *args, _name=name, **kwargs: calls.append((_name, args))  # noqa: E731
-        monkeypatch.setattr(task, "delay", record)
-        monkeypatch.setattr(task, "delay_on_commit", record)
-    return calls
+    return hold_tasks("rental.tasks.host_provision", "rental.tasks.host_teardown")
 
 
 # ------------------------------------------------------------------------------ fleet

@@ -13,7 +13,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from rental import tasks
 from rental.hosts import engine
 from rental.models import Host, HostState, HostStateChange
 from tests.conftest import lots_available
@@ -79,13 +78,18 @@ def worker_host(catalogue, make_host):
 
 
 @pytest.fixture
-def queued_checks(monkeypatch):
+def queued_checks(hold_tasks):
     """The host checks queued, as (host id, make_available, actor id): nothing runs."""
-    queued = []
-    monkeypatch.setattr(
-        tasks.host_check, "delay_on_commit", lambda *args, **kwargs: queued.append(args)
-    )
-    return queued
+    held = hold_tasks("rental.tasks.host_check")
+
+    class Checks:
+        def __eq__(self, other):
+            return [args for _name, args in held.rows()] == list(other)
+
+        def __repr__(self):
+            return repr([args for _name, args in held.rows()])
+
+    return Checks()
 
 
 # ------------------------------------------------------------------------- adding a host

@@ -1,0 +1,149 @@
+"""Tasks leave through the outbox: `enqueue(task, *args)` writes an OutboxMessage in the caller's
+transaction and publishes it after the commit; `publish_pending` (the relay, on beat every
+OUTBOX_RELAY_SECONDS) publishes what could not be published then.
+
+Seen before: a web server that could not reach the broker answered 500 to a balance payment
+that had committed, and the "ended" and "extended" emails of actions taken meanwhile were never
+sent. Now the commit holds the message; publishing is at least once (a publisher killed between
+the broker's acceptance and `published_at` leaves the row to the relay, which publishes it
+again), and every task is safe to run twice.
+
+Publishing is claimed per row (`claimed_until`), so the publisher after the commit and the relay
+never both publish a message; the broker is asked once, without Celery's retries, so a broker
+that is down costs a request one failed connection, not seconds of retries.
+"""
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from importlib import import_module
+
+from django.db import transaction
+from django.utils import timezone
+
+from .locks import lock_unclaimed_messages
+from .models import OutboxMessage
+
+logger = logging.getLogger(__name__)
+
+# How long a publisher's claim on a row lasts: the relay leaves it alone meanwhile.
+CLAIM = timedelta(seconds=60)
+# Published rows are kept this long (what was sent, when), then removed by the relay.
+KEEP_PUBLISHED = timedelta(days=7)
+
+
+def _name(task) -> str:
+    return task if isinstance(task, str) else task.name
+
+
+def enqueue(
+    task,
+    *args,
+    countdown: float | None = None,
+    eta: datetime | None = None,
+    **kwargs,
+) -> OutboxMessage:
+    """Write the task's message in the current transaction (or at once outside one) and
+    publish it after the commit. `task`: a Celery task or its registered name."""
+    if countdown is not None:
+        eta = timezone.now() + timedelta(seconds=countdown)
+    message = OutboxMessage.objects.create(
+        task=_name(task), args=list(args), kwargs=kwargs, eta=eta
+    )
+    # robust: a failure to publish is logged and left to the relay; it never reaches the
+    # request or the task that committed.
+    transaction.on_commit(lambda: publish([message.pk]), robust=True)
+    return message
+
+
+def enqueue_many(task, calls: Iterable[tuple], *, eta: datetime | None = None) -> list[int]:
+    """`enqueue` for many calls of one task (each a tuple of arguments): one INSERT whatever
+    their number, published together after the commit; the messages' ids."""
+    rows = OutboxMessage.objects.bulk_create(
+        [OutboxMessage(task=_name(task), args=list(args), eta=eta) for args in calls]
+    )
+    ids = [row.pk for row in rows]
+    if ids:
+        transaction.on_commit(lambda: publish(ids), robust=True)
+    return ids
+
+
+def _claim(message_ids: Iterable[int], now: datetime) -> list[OutboxMessage]:
+    """Take the rows that are still unpublished and unclaimed, claimed in one transaction."""
+    with transaction.atomic():
+        rows = lock_unclaimed_messages(message_ids, now)
+        OutboxMessage.objects.filter(pk__in=[row.pk for row in rows]).update(
+            claimed_until=now + CLAIM
+        )
+    return rows
+
+
+def _send(message: OutboxMessage) -> None:
+    """Publish by name (routed to its kind's queue: config/queues.py); the task's module need
+    not be imported here. Tests run it in this process instead (CELERY_TASK_ALWAYS_EAGER)."""
+    from config.celery_app import app
+
+    if app.conf.task_always_eager:
+        # The task's module registers it (not the loader's import of every module, which sets
+        # Django up again: logging configured anew).
+        import_module(message.task.rsplit(".", 1)[0])
+        app.tasks[message.task].apply_async(args=message.args, kwargs=message.kwargs)
+        return
+    eta = message.eta if message.eta is not None and message.eta > timezone.now() else None
+    app.send_task(message.task, args=message.args, kwargs=message.kwargs, eta=eta, retry=False)
+
+
+def publish(message_ids: Iterable[int], *, now: datetime | None = None) -> list[int]:
+    """Publish these messages if nobody else is; the ids published now. Stops at the first
+    broker failure (the others would fail the same way), leaving the rest to the relay."""
+    from config.celery_app import app
+
+    now = now or timezone.now()
+    published = []
+    for message in _claim(message_ids, now):
+        if app.conf.task_always_eager:
+            # Tests: "publishing" runs the task here; what it raises is the task's own error,
+            # not a broker's, and reaches the caller as it would in a worker's log.
+            _mark_published(message)
+            published.append(message.pk)
+            _send(message)
+            continue
+        try:
+            _send(message)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            OutboxMessage.objects.filter(pk=message.pk).update(
+                claimed_until=None, attempts=message.attempts + 1, last_error=error
+            )
+            logger.warning(
+                "outbox message %s (%s) not published, left to the relay: %s",
+                message.pk,
+                message.task,
+                error,
+                extra={"event": "outbox_publish_failed", "task": message.task},
+            )
+            break
+        _mark_published(message)
+        published.append(message.pk)
+    return published
+
+
+def _mark_published(message: OutboxMessage) -> None:
+    OutboxMessage.objects.filter(pk=message.pk).update(
+        published_at=timezone.now(), claimed_until=None, attempts=message.attempts + 1
+    )
+
+
+def publish_pending(*, now: datetime | None = None, limit: int = 1000) -> list[int]:
+    """The relay: publish every message left unpublished (the broker was down at its commit,
+    its publisher died), oldest first; remove published rows older than KEEP_PUBLISHED."""
+    now = now or timezone.now()
+    pending = (
+        OutboxMessage.objects.filter(published_at__isnull=True)
+        .exclude(claimed_until__gt=now)
+        .order_by("created_at", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    published = publish(list(pending), now=now)
+    OutboxMessage.objects.filter(published_at__lt=now - KEEP_PUBLISHED).delete()
+    return published
