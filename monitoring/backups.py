@@ -41,6 +41,8 @@ def _run(argv: list[str], env: dict[str, str]) -> None:
 def backup_database(settings_dict: dict, file: Path) -> int:
     """Write the backup to `file` (replaced only once complete); its size in bytes."""
     file = Path(file)
+    if not file.parent.is_dir():
+        raise BackupError(f"no folder {file.parent} to write the backup in")
     partial = file.with_name(file.name + ".partial")
     if _is_postgresql(settings_dict):
         args, env = _pg_arguments(settings_dict)

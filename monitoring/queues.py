@@ -6,6 +6,7 @@ publish carries: config/celery_app.py); and what waits in the outbox to be publi
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -47,18 +48,23 @@ def _size(channel, queue: str) -> int:
     return channel.queue_declare(queue=queue, passive=True).message_count
 
 
+@contextmanager
+def broker_channel(timeout: float = CONNECT_TIMEOUT_SECONDS):
+    """A channel on the configured broker, connected within `timeout` seconds or failing:
+    what /readyz and the queues' table read through."""
+    from config.celery_app import app
+
+    with app.connection_for_write(settings.CELERY_BROKER_URL, connect_timeout=timeout) as conn:
+        conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=timeout)
+        yield conn.default_channel  # opening a channel is what talks to the broker
+
+
 def queue_depths() -> list[QueueDepth]:
     """One entry per queue, in config/queues.py's order; messages None when the broker does
     not answer (the rest of the page still renders)."""
-    from config.celery_app import app
-
     now = time.time()
     try:
-        with app.connection_for_read(
-            settings.CELERY_BROKER_URL, connect_timeout=CONNECT_TIMEOUT_SECONDS
-        ) as conn:
-            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
-            channel = conn.default_channel
+        with broker_channel() as channel:
             depths = []
             for name in QUEUES:
                 messages = _size(channel, name)

@@ -10,6 +10,7 @@ import uuid
 from django.core.cache import cache
 from django.db import connection
 
+from .queues import broker_channel
 from .redact import describe_error
 from .selectors import networks_health
 
@@ -44,14 +45,8 @@ def _cache() -> None:
 
 
 def _broker() -> None:
-    from django.conf import settings
-
-    from config.celery_app import app
-
-    url = settings.CELERY_BROKER_URL
-    with app.connection_for_write(url, connect_timeout=BROKER_TIMEOUT_SECONDS) as conn:
-        conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=2)
-        conn.default_channel  # noqa: B018 - opening a channel is what talks to the broker
+    with broker_channel(timeout=BROKER_TIMEOUT_SECONDS):
+        pass
 
 
 def _static() -> None:

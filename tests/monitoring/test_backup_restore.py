@@ -10,7 +10,6 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -80,8 +79,8 @@ def test_a_backup_restored_into_a_new_database_holds_every_row(
     assert restored.returncode == 0, restored.stderr
     assert "3 orders, 1 payments" in restored.stdout
     with (
-        psycopg.connect(**_connect_args(connection.settings_dict)) as before,
-        psycopg.connect(**_connect_args(new_database)) as after,
+        pg_connect(connection.settings_dict, "restore-test-before") as before,
+        pg_connect(new_database, "restore-test-after") as after,
     ):
         for what, query in TABLES.items():
             expected = rows(before, query)
@@ -94,20 +93,13 @@ def test_a_backup_restored_into_a_new_database_holds_every_row(
     assert replaced.returncode == 0, replaced.stderr
 
 
-def _connect_args(settings_dict: dict) -> dict:
-    return {
-        "dbname": settings_dict["NAME"],
-        "user": settings_dict.get("USER") or None,
-        "password": settings_dict.get("PASSWORD") or None,
-        "host": settings_dict.get("HOST") or None,
-        "port": settings_dict.get("PORT") or None,
-    }
-
-
 def test_the_embedded_sqlite_default_is_backed_up_and_restored(tmp_path):
     first = embedded_env(tmp_path / "var")
     assert manage("migrate", "--noinput", env=first).returncode == 0
     assert manage("load_demo_catalogue", env=first).returncode == 0
+    nowhere = manage("backup", str(tmp_path / "missing" / "backup.sqlite3"), env=first)
+    assert nowhere.returncode != 0 and "no folder" in nowhere.stderr
+    assert "Traceback" not in nowhere.stderr
     backup = tmp_path / "backup.sqlite3"
     made = manage("backup", str(backup), env=first)
     assert made.returncode == 0, made.stderr

@@ -2,7 +2,6 @@
 show the number of messages and the age of the oldest, and say when the broker does not
 answer."""
 
-import re
 import time
 
 import pytest
@@ -14,6 +13,8 @@ from tests.celery_worker import broker_url_for, purge_broker
 
 from .test_health_endpoints import DEAD_REDIS
 from .test_metrics import TOKEN, samples, scrape
+from .test_ops_health_page import field as cell
+from .test_ops_health_page import row
 
 pytestmark = pytest.mark.django_db
 URL = reverse("monitoring:ops_health")
@@ -46,9 +47,7 @@ def publish(client: Celery, queue: str, *, age: float = 0.0) -> None:
 
 
 def field(html: str, queue: str, name: str) -> str:
-    row = re.search(rf'<tr data-queue="{queue}">(.*?)</tr>', html, re.S).group(1)
-    cell = re.search(rf'data-field="{name}"[^>]*>(.*?)</td>', row, re.S).group(1)
-    return re.sub(r"<[^>]+>", " ", cell).strip()
+    return cell(row(html, "data-queue", queue), name)
 
 
 def test_waiting_messages_and_the_oldest_age_per_queue(broker, operator_client, settings):
