@@ -38,7 +38,6 @@ def outbox_emit(
     if once_key is None:
         (event,) = outbox_emit_many([(event_type, account, payload)])
         return event
-    from . import tasks
 
     try:
         with transaction.atomic():  # a savepoint: the duplicate leaves the caller's work alone
@@ -50,13 +49,12 @@ def outbox_emit(
             )
     except IntegrityError:
         return None
-    enqueue(tasks.outbox_dispatch, event.pk)
+    enqueue("outbox.tasks.outbox_dispatch", event.pk)
     return event
 
 
 def outbox_emit_many(events: Iterable[tuple[str, object, dict]]) -> list[OutboxEvent]:
     """`outbox_emit` for many events at once: one INSERT whatever their number."""
-    from . import tasks
 
     rows = [
         OutboxEvent(event_type=event_type, account_id=_account_id(account), payload=payload)
@@ -66,7 +64,7 @@ def outbox_emit_many(events: Iterable[tuple[str, object, dict]]) -> list[OutboxE
         return []
     with transaction.atomic():
         created = OutboxEvent.objects.bulk_create(rows)
-        enqueue_many(tasks.outbox_dispatch, [(event.pk,) for event in created])
+        enqueue_many("outbox.tasks.outbox_dispatch", [(event.pk,) for event in created])
     return created
 
 

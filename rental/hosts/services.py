@@ -319,6 +319,23 @@ def host_check_vars(host: Host) -> dict:
     return {"gpu_tool": default_gpu_tool(host), "platform": host.gpu_model.compute_platform}
 
 
+def host_check_queue(*, host_id: int, actor: User) -> bool:
+    """An operator asks for the host check: refused (HostActionRefused, the reason) when the
+    worker cannot run it now, else queued through the outbox for the hosts' worker. True when
+    a passing check returns the host to the stock (it was new, repaired or in maintenance)."""
+    from outbox.messages import enqueue
+
+    from ..selectors_ops import RETURNED_BY_CHECK, host_check_refusal, ops_host
+
+    host = ops_host(host_id=host_id)
+    refusal = host_check_refusal(host)
+    if refusal:
+        raise HostActionRefused(refusal)
+    make_available = host.state in RETURNED_BY_CHECK
+    enqueue("rental.tasks.host_check", host.pk, make_available, actor.pk)
+    return make_available
+
+
 def host_check(*, host_id: int, actor: User | None, make_available: bool = False) -> CheckOutcome:
     """Run the host check: sudo works and the cards match the host's model and card count.
 

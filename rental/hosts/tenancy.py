@@ -130,7 +130,6 @@ def account_name(order_id: int, host_id: int) -> str:
 def tenancies_open(*, order: Order, cards_by_host: dict[int, list[int]]) -> list[Tenancy]:
     """In the allocating transaction: one tenancy per host of the order's new cards; the
     worker-managed ones are queued for provisioning after the commit."""
-    from .. import tasks
 
     created = []
     for host_id, cards in sorted(cards_by_host.items()):
@@ -154,14 +153,13 @@ def tenancies_open(*, order: Order, cards_by_host: dict[int, list[int]]) -> list
     )
     for tenancy in created:
         if tenancy.host_id in worker_hosts:
-            enqueue(tasks.host_provision, tenancy.pk)
+            enqueue("rental.tasks.host_provision", tenancy.pk)
     return created
 
 
 def tenancies_revoke(*, order_id: int, actor: User | None, reason: str) -> list[int]:
     """In the ending transaction: every live tenancy of the order goes to "revoking" and its
     teardown is queued after the commit (hosts prepared by hand: listed for operators)."""
-    from .. import tasks
 
     revoked = []
     live = (
@@ -183,7 +181,7 @@ def tenancies_revoke(*, order_id: int, actor: User | None, reason: str) -> list[
             attempts=0,
         )
         if tenancy.host.worker_managed:
-            enqueue(tasks.host_teardown, tenancy.pk)
+            enqueue("rental.tasks.host_teardown", tenancy.pk)
         revoked.append(tenancy.pk)
     return revoked
 
@@ -304,7 +302,6 @@ def _failed(
     """A run failed: a changed host key stops the host; a teardown quarantines at once; a
     provisioning is tried again after a pause (unless `retry` is False: the tenant saw other
     cards than its own), then waits for an operator."""
-    from .. import tasks
     from ..services.provisioning import order_host_not_ready
 
     if result.host_key_changed:
@@ -325,7 +322,7 @@ def _failed(
         problem=detail, attempts=attempts, updated_at=timezone.now()
     )
     if retry and attempts < settings.HOSTS_MAX_ATTEMPTS and not result.host_key_changed:
-        enqueue(tasks.host_provision, tenancy.pk, countdown=settings.HOSTS_RETRY_SECONDS)
+        enqueue("rental.tasks.host_provision", tenancy.pk, countdown=settings.HOSTS_RETRY_SECONDS)
         return Outcome.RETRY
     order_host_not_ready(
         order_id=tenancy.order_id,
@@ -517,7 +514,6 @@ def tenancies_key_installed(order_id: int) -> bool:
 def tenancies_key_given(*, order_id: int) -> list[int]:
     """In the transaction that saves the order's key: worker-managed tenancies waiting for it
     are queued for provisioning after the commit."""
-    from .. import tasks
 
     waiting = list(
         Tenancy.objects.filter(
@@ -526,13 +522,12 @@ def tenancies_key_given(*, order_id: int) -> list[int]:
         ).values_list("pk", flat=True)
     )  # fmt: skip
     for tenancy_id in waiting:
-        enqueue(tasks.host_provision, tenancy_id)
+        enqueue("rental.tasks.host_provision", tenancy_id)
     return waiting
 
 
 def tenancy_confirm_operator_step(*, tenancy_id: int, actor: User | None, note: str) -> Tenancy:
     """Operators did the preparation step by hand (Custom, or no steps defined): verify now."""
-    from .. import tasks
 
     note = note.strip()
     with transaction.atomic():
@@ -548,7 +543,7 @@ def tenancy_confirm_operator_step(*, tenancy_id: int, actor: User | None, note: 
             actor=actor,
             reason=f"Preparation done by an operator: {note}"[:500],
         )
-        enqueue(tasks.host_provision, tenancy.pk)
+        enqueue("rental.tasks.host_provision", tenancy.pk)
     return tenancy
 
 
@@ -687,7 +682,6 @@ def tenancy_confirm_teardown(*, tenancy_id: int, actor: User, confirmed: set[str
 def tenancy_retry(*, tenancy_id: int, actor: User | None) -> Tenancy:
     """An operator's retry: a quarantined teardown is run again; a provisioning that failed
     is tried again from the start of what is left."""
-    from .. import tasks
 
     tenancy = _load(tenancy_id)
     if tenancy.status == TenancyStatus.QUARANTINED:
@@ -699,11 +693,11 @@ def tenancy_retry(*, tenancy_id: int, actor: User | None) -> Tenancy:
             attempts=0,
         )
         if tenancy.host.worker_managed:
-            enqueue(tasks.host_teardown, tenancy_id)
+            enqueue("rental.tasks.host_teardown", tenancy_id)
         return tenancy
     if tenancy.status in (TenancyStatus.PROVISIONING, TenancyStatus.VERIFYING) and tenancy.problem:
         Tenancy.objects.filter(pk=tenancy.pk).update(attempts=0, updated_at=timezone.now())
-        enqueue(tasks.host_provision, tenancy_id)
+        enqueue("rental.tasks.host_provision", tenancy_id)
         return tenancy
     raise TenancyActionRefused(_("Nothing to retry on this host."))
 
@@ -712,8 +706,6 @@ def tenancies_resume_stalled(*, now) -> list[int]:
     """The minute tick: host work whose worker died (the lease ran out, no step for a while)
     is queued again; the journal makes the next run finish what was left."""
     from datetime import timedelta
-
-    from .. import tasks
 
     stale = now - timedelta(seconds=settings.HOSTS_LEASE_SECONDS * 2)
     queued = []
@@ -733,9 +725,9 @@ def tenancies_resume_stalled(*, now) -> list[int]:
     )
     for tenancy_id, status, problem, attempts in rows:
         if status == TenancyStatus.REVOKING:
-            enqueue(tasks.host_teardown, tenancy_id)
+            enqueue("rental.tasks.host_teardown", tenancy_id)
         elif not problem or attempts < settings.HOSTS_MAX_ATTEMPTS:
-            enqueue(tasks.host_provision, tenancy_id)
+            enqueue("rental.tasks.host_provision", tenancy_id)
         else:
             continue
         Tenancy.objects.filter(pk=tenancy_id).update(updated_at=now)

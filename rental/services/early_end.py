@@ -54,7 +54,6 @@ def order_end_early(
 
     Locks the order row (after the payment and ledger locks of its caller: payments.locks).
     """
-    from .. import tasks
     from .orders import order_set_status
 
     reason = reason.strip()
@@ -96,5 +95,5 @@ def order_end_early(
         extensions_cancel_for_order(
             order_id=order.pk, reason="The order was ended early before it was paid", actor=actor
         )
-        enqueue(tasks.order_email, order.pk, OrderEmailKind.ENDED)
+        enqueue("rental.tasks.order_email", order.pk, OrderEmailKind.ENDED)
     return order

@@ -312,7 +312,6 @@ def extension_pay(
 
     Locks the order, then the extension; the caller (payments) holds its own locks first.
     """
-    from .. import tasks
 
     now = now or timezone.now()
     with transaction.atomic():
@@ -339,7 +338,7 @@ def extension_pay(
             period_ends_at=order.ends_at,
         )
         order_extended_emit(order, extension)  # webhooks: order.extended
-        enqueue(tasks.extension_email, extension.pk)
+        enqueue("rental.tasks.extension_email", extension.pk)
     return True
 
 

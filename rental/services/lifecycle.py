@@ -64,7 +64,6 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
 
     Raises InvalidTransition when the order is not active or its end has not come yet.
     """
-    from .. import tasks
 
     now = now or timezone.now()
     with transaction.atomic():
@@ -81,7 +80,7 @@ def order_end(*, order_id: int, now: datetime | None = None, actor: User | None 
         extensions_cancel_for_order(
             order_id=order.pk, reason="The rental ended before the extension was paid"
         )
-        enqueue(tasks.order_email, order.pk, OrderEmailKind.ENDED)
+        enqueue("rental.tasks.order_email", order.pk, OrderEmailKind.ENDED)
     return order
 
 
@@ -102,7 +101,6 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
     Safe to run twice: releasing and ending check the order under its row lock, each email is
     sent at most once per order, and a readiness check of an order that changed meanwhile
     does nothing."""
-    from .. import tasks
 
     now = now or timezone.now()
     report = TickReport(released=orders_release_expired_holds(now=now))
@@ -127,7 +125,7 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
             # The webhook event is written here, apart from the email: a mail server that is
             # down for the whole reminder window loses the email, never the event.
             order_ending_emit(order, kind)
-            enqueue(tasks.order_email, order.pk, kind, now.isoformat())
+            enqueue("rental.tasks.order_email", order.pk, kind, now.isoformat())
             report.reminded.append((order.pk, kind))
     stalled = Order.objects.filter(
         status=OrderStatus.PROVISIONING,
@@ -136,11 +134,11 @@ def rentals_tick(*, now: datetime | None = None) -> TickReport:
         updated_at__lt=now - STALLED_READINESS,
     ).values_list("pk", flat=True)
     for order_id in stalled:
-        enqueue(tasks.order_readiness, order_id)
+        enqueue("rental.tasks.order_readiness", order_id)
         report.rechecked.append(order_id)
     report.host_work_resumed = tenancies_resume_stalled(now=now)
     for order_id in _payment_emails_lost(now):
-        enqueue(tasks.order_email, order_id, OrderEmailKind.PAYMENT_RECEIVED)
+        enqueue("rental.tasks.order_email", order_id, OrderEmailKind.PAYMENT_RECEIVED)
         report.emails_requeued.append(order_id)
     return report
 

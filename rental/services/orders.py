@@ -255,10 +255,9 @@ def order_mark_paid(*, order_id: int, actor: User | None, reason: str) -> Order:
     Callers (payments) hold their ledger locks and call this in the same transaction, so the
     payment, the status and the allocation commit together; the emails go after the commit.
     """
-    from .. import tasks
     from ..models import OrderEmailKind
     from .provisioning import order_allocate
 
     order_set_status(order_id=order_id, to_status=OrderStatus.PAID, actor=actor, reason=reason)
-    enqueue(tasks.order_email, order_id, OrderEmailKind.PAYMENT_RECEIVED)
+    enqueue("rental.tasks.order_email", order_id, OrderEmailKind.PAYMENT_RECEIVED)
     return order_allocate(order_id=order_id, actor=None)

@@ -86,7 +86,6 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
     one model run one at a time, so no card is given twice (the partial unique index on live
     allocations would refuse it anyway).
     """
-    from .. import tasks
 
     with transaction.atomic():
         order = locks.lock_order(order_id)
@@ -104,7 +103,7 @@ def order_allocate(*, order_id: int, actor: User | None) -> Order:
             first_time = order.provisioning_issue != ProvisioningIssue.CAPACITY
             order_set_provisioning_issue(order, issue=ProvisioningIssue.CAPACITY, detail=detail)
             if first_time:
-                enqueue(tasks.order_email, order.pk, OrderEmailKind.PROVISIONING_DELAYED)
+                enqueue("rental.tasks.order_email", order.pk, OrderEmailKind.PROVISIONING_DELAYED)
             _log_issue(order, "capacity", detail)
             return order
         CardAllocation.objects.bulk_create(
@@ -167,7 +166,6 @@ def order_mark_prepared(
     customer replaced the key meanwhile, SshKeyChanged is raised and nothing changes. Marking
     again (after a failed readiness check) replaces the details and starts the checks over.
     """
-    from .. import tasks
 
     with transaction.atomic():
         order = locks.lock_order(order_id)
@@ -188,14 +186,13 @@ def order_mark_prepared(
             readiness_attempts=0,
             readiness_error="",
         )
-        enqueue(tasks.order_readiness, order.pk)
+        enqueue("rental.tasks.order_readiness", order.pk)
     return order
 
 
 def order_recheck_readiness(*, order_id: int, actor: User | None) -> Order:
     """Operators: the SSH endpoint is fixed, check again (the counter starts over). Only once
     the worker gave up: while it still checks, a second chain of checks would run beside it."""
-    from .. import tasks
 
     with transaction.atomic():
         order = locks.lock_order(order_id)
@@ -205,7 +202,7 @@ def order_recheck_readiness(*, order_id: int, actor: User | None) -> Order:
         ):
             raise NotReadinessFailed()
         order_set_provisioning_issue(order, issue="", readiness_attempts=0)
-        enqueue(tasks.order_readiness, order.pk)
+        enqueue("rental.tasks.order_readiness", order.pk)
     return order
 
 
@@ -240,7 +237,6 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
     check is queued after a growing pause (`backoff_seconds`); after `READINESS_MAX_ATTEMPTS`
     the order goes to the operators' queue.
     """
-    from .. import tasks
 
     order = Order.objects.get(pk=order_id)
     if order.status != OrderStatus.PROVISIONING or order.prepared_at is None:
@@ -303,7 +299,7 @@ def order_check_readiness(*, order_id: int, now: datetime | None = None) -> Read
         _log_issue(order, f"readiness check {order.readiness_attempts}", failures_text)
         if outcome == Readiness.RETRY:
             delay = backoff_seconds(order.readiness_attempts)
-            enqueue(tasks.order_readiness, order_id, countdown=delay)
+            enqueue("rental.tasks.order_readiness", order_id, countdown=delay)
     return outcome
 
 
@@ -313,7 +309,6 @@ def order_activate_if_verified(
     """The intent rental.hosts calls when a tenancy is ready: once every tenancy of the order
     is ready, the order is active and the rental clock starts now (never before), and the
     customer is told after the commit. None when it is not yet (or no longer) the time."""
-    from .. import tasks
 
     with transaction.atomic():
         order = locks.lock_order(order_id)
@@ -333,7 +328,7 @@ def order_activate_if_verified(
             ends_at=now + timedelta(days=order.duration_days),
             readiness_error="",
         )  # closes a readiness issue
-        enqueue(tasks.order_email, order.pk, OrderEmailKind.READY)
+        enqueue("rental.tasks.order_email", order.pk, OrderEmailKind.READY)
     return order
 
 

@@ -20,9 +20,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.roles import OPERATORS, role_required
-from outbox.messages import enqueue
 
-from .. import selectors_ops, tasks
+from .. import selectors_ops
 from ..exceptions import RentalError
 from ..forms_ops import (
     ConfirmHostKeyForm,
@@ -168,13 +167,8 @@ def _confirm_key(request: HttpRequest, host_id: int, form: forms.Form) -> None:
 
 
 def _check(request: HttpRequest, host_id: int, form: forms.Form) -> None:
-    host = ops_host(host_id=host_id)
-    refusal = selectors_ops.host_check_refusal(host)
-    if refusal:
-        raise host_services.HostActionRefused(refusal)
     # Only a passing host check returns a repaired (or new) host to the stock.
-    make_available = host.state in selectors_ops.RETURNED_BY_CHECK
-    enqueue(tasks.host_check, host.pk, make_available, request.user.pk)
+    make_available = host_services.host_check_queue(host_id=host_id, actor=request.user)
     if make_available:
         text = _("The host check is queued: if it passes, the host becomes available.")
     else:

@@ -109,7 +109,6 @@ def endpoint_enable(endpoint: WebhookEndpoint) -> None:
 def endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
     """The caller holds the endpoint's lock. Open deliveries pause (next attempt unset) until
     the endpoint is enabled again; after failures the owner is emailed."""
-    from .. import tasks
 
     endpoint.enabled = False
     endpoint.disabled_reason = reason
@@ -119,7 +118,7 @@ def endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
         endpoint=endpoint, status__in=(DeliveryStatus.PENDING, DeliveryStatus.FAILED)
     ).update(next_attempt_at=None)
     if reason == DisabledReason.FAILURES:
-        enqueue(tasks.webhook_disabled_email, endpoint.pk)
+        enqueue("api.webhooks.tasks.webhook_disabled_email", endpoint.pk)
 
 
 def endpoint_delete(*, endpoint_id: int, owner: User) -> None:

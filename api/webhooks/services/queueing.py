@@ -17,12 +17,13 @@ def deliveries_queue(delivery_ids: Iterable[int], *, eta: datetime | None = None
     """Mark the deliveries queued now and publish one attempt of each after the commit (at
     `eta`, if given: never later than the broker may hold a message, CELERY_MAX_COUNTDOWN_SECONDS).
     """
-    from .. import tasks
 
     ids = sorted(set(delivery_ids))
     if not ids:
         return ids
     with transaction.atomic():
         WebhookDelivery.objects.filter(pk__in=ids).update(queued_at=timezone.now())
-        enqueue_many(tasks.webhook_deliver, [(delivery_id,) for delivery_id in ids], eta=eta)
+        enqueue_many(
+            "api.webhooks.tasks.webhook_deliver", [(delivery_id,) for delivery_id in ids], eta=eta
+        )
     return ids

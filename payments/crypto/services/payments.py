@@ -215,7 +215,6 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
     It asks the worker to look now (after the commit): fetch that transaction's receipt, or
     rescan the address.
     """
-    from ...chain import tasks as chain_tasks
 
     with transaction.atomic():
         payment = lock_customer_payment(payment_id=payment_id, customer=customer)
@@ -232,7 +231,7 @@ def payment_declare(*, payment_id: int, customer: User, tx_hash: str = "") -> Cr
             actor=customer,
             data={"tx_hash": payment.declared_tx_hash},
         )
-        enqueue(chain_tasks.payment_check, payment.pk)
+        enqueue("payments.tasks.payment_check", payment.pk)
     return payment
 
 

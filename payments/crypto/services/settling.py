@@ -497,8 +497,7 @@ def settle_seen(payments: dict[int, CryptoPayment], *, touched: Iterable[int]) -
 
 
 def _email_credits(events: list[PaymentEvent]) -> None:
-    from .. import tasks
 
     credited = [event.pk for event in events if event.kind == PaymentEventKind.CREDITED]
     if credited:
-        enqueue(tasks.payment_event_emails, credited)
+        enqueue("payments.tasks.payment_event_emails", credited)

@@ -175,9 +175,8 @@ class PaymentStatusBatch:
                 actor=event.actor,
                 reason=event.reason,
             )
-        from .. import tasks
 
         notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
         if notified:
-            enqueue(tasks.payment_event_emails, notified)
+            enqueue("payments.tasks.payment_event_emails", notified)
         return events

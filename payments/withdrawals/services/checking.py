@@ -117,9 +117,8 @@ def withdrawal_check_soon(*, withdrawal_id: int) -> None:
     status = Withdrawal.objects.values_list("status", flat=True).get(pk=withdrawal_id)
     if status != WithdrawalStatus.SENT:
         raise WithdrawalError(_("Only a sent withdrawal is checked on chain."))
-    from .. import tasks
 
-    enqueue(tasks.withdrawal_check, withdrawal_id)
+    enqueue("payments.tasks.withdrawal_check", withdrawal_id)
 
 
 def withdrawals_to_check() -> list[int]:

@@ -90,12 +90,11 @@ def _describe(withdrawal: Withdrawal) -> tuple[str, dict]:
 def _follow(change: Transition) -> None:
     """What follows a change, after the commit: a sent withdrawal is checked on chain at once;
     the customer is told once, when it is paid or rejected."""
-    from .. import tasks
 
     if change.to_status == WithdrawalStatus.SENT:
-        enqueue(tasks.withdrawal_check, change.obj.pk)
+        enqueue("payments.tasks.withdrawal_check", change.obj.pk)
     if change.to_status in (WithdrawalStatus.PAID, WithdrawalStatus.REJECTED):
-        enqueue(tasks.withdrawal_event_email, change.audit.pk)
+        enqueue("payments.tasks.withdrawal_event_email", change.audit.pk)
 
 
 # The withdrawal's states: WITHDRAWAL_TRANSITIONS, WithdrawalEvent as the audit row, the log
