@@ -52,6 +52,7 @@ from http_load import (
 
 PYTHON = sys.executable
 ROUNDS = int(os.environ.get("BENCH_HTTP_ROUNDS", "5"))
+MEMORY_ROUNDS = 3
 SECONDS = int(os.environ.get("BENCH_HTTP_SECONDS", "3"))
 # The payment options need an enabled network: the local one, with a token address and an RPC
 # URL where nothing listens (the pages never call a node).
@@ -196,6 +197,35 @@ def rss_line(app: Server, bare: Server) -> None:
     )
 
 
+def celery_memory_line(app: Server, pages, cookie: str, app_env: dict, workdir: Path) -> None:
+    """What not loading Celery saves a web worker: the application as it was (Celery's app and
+    kombu's Redis transport loaded: bench/celery_loaded_wsgi.py) against today's, after the
+    same requests, in MEMORY_ROUNDS interleaved rounds."""
+    before = start_gunicorn(
+        "app-with-celery", "bench.celery_loaded_wsgi:application", app_env, workdir
+    )
+    try:
+        for page in pages:
+            check_page(before, page, cookie)
+        today, then = [], []
+        for _ in range(MEMORY_ROUNDS):
+            for server, sizes in ((app, today), (before, then)):
+                warm_up([(server, page, cookie) for page in pages])
+                sizes.append(statistics.median(server.worker_rss_mb()))
+        saved = [b - a for a, b in zip(today, then, strict=True)]
+        print(
+            f"Web worker RSS, {MEMORY_ROUNDS} rounds of every page: today (no Celery) "
+            f"{statistics.median(today):.1f} MB ({min(today):.1f}–{max(today):.1f}), with "
+            f"Celery and kombu loaded as before {statistics.median(then):.1f} MB "
+            f"({min(then):.1f}–{max(then):.1f}): {statistics.median(saved):.1f} MB saved per "
+            f"worker ({min(saved):.1f}–{max(saved):.1f}); "
+            f"{statistics.median(today) / statistics.median(then):.2f}× as before",
+            flush=True,
+        )
+    finally:
+        before.stop()
+
+
 def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
     servers = []
     try:
@@ -230,6 +260,7 @@ def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
         )
         print_targets(pages, series)
         rss_line(app, bare)
+        celery_memory_line(app, pages, cookie, app_env, workdir)
     finally:
         for server in servers:
             server.stop()

@@ -1,15 +1,38 @@
+"""The Celery app, for the processes that run or publish tasks: workers, beat, the outbox relay
+(`celery -A config.celery_app ...`, `manage.py outbox_relay`) and the tests. Web processes never
+import it: their tasks leave through the outbox (outbox/messages.py)."""
+
 import time
 
 from celery import Celery
+from celery.schedules import crontab
 from celery.signals import before_task_publish
+from django.conf import settings
+
+from monitoring.signals import connect_task_signals
 
 from .startup import require_settings_module
 
 require_settings_module()  # a worker or beat never falls back to the development settings
 
+
+def beat_schedule(entries: dict) -> dict:
+    """settings.CELERY_BEAT_SCHEDULE, kept as plain data there, with {"crontab": fields}
+    made crontab(**fields)."""
+    schedule = {}
+    for name, entry in entries.items():
+        every = entry["schedule"]
+        if isinstance(every, dict):
+            every = crontab(**every["crontab"])
+        schedule[name] = {**entry, "schedule": every}
+    return schedule
+
+
 app = Celery("gpu_rental")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.beat_schedule = beat_schedule(settings.CELERY_BEAT_SCHEDULE)
 app.autodiscover_tasks()
+connect_task_signals()  # every task's outcome in TaskHealth (/ops/health/, /metrics)
 
 
 @before_task_publish.connect

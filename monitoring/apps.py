@@ -5,10 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class MonitoringConfig(AppConfig):
     name = "monitoring"
     verbose_name = _("Monitoring")
-
-    def ready(self) -> None:
-        # Every process that runs Celery tasks (workers, and eager tasks in tests) records
-        # their outcomes; connecting here reaches the worker too (Celery sets Django up).
-        from .signals import connect_task_signals
-
-        connect_task_signals()
+    # Task outcomes are recorded by monitoring/signals.py, connected by config/celery_app.py in
+    # every process that runs tasks (workers, and eager tasks in tests); web processes, which do
+    # not load Celery, run none.

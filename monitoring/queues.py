@@ -1,7 +1,8 @@
 """What waits in each Celery queue (config/queues.py), read from the broker: the number of
 messages and, on Redis, the age of the oldest one (from the `published_at` header every
 publish carries: config/celery_app.py); and what waits in the outbox to be published. For
-/metrics and /ops/health/."""
+/metrics, /readyz and /ops/health/. On Redis it reads with redis-py: web processes do not load
+Celery or kombu."""
 
 import json
 import logging
@@ -26,11 +27,18 @@ class QueueDepth:
     oldest_age_seconds: float | None  # None: empty, unknown, or not readable on this broker
 
 
-def _oldest_age(channel, queue: str, now: float) -> float | None:
-    client = getattr(channel, "client", None)  # Redis: the list's tail is the oldest message
-    if client is None:
-        return None
-    raw = client.lindex(queue, -1)
+# kombu's Redis transport keeps a queue as a list under its name, and messages sent with a
+# priority in lists named `<queue>\x06\x16<step>` (kombu.transport.redis: PRIORITY_STEPS, sep).
+REDIS_PRIORITY_STEPS = (0, 3, 6, 9)
+REDIS_PRIORITY_SEP = "\x06\x16"
+
+
+def _redis_broker() -> bool:
+    return settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+
+
+def _oldest_age(client, queue: str, now: float) -> float | None:
+    raw = client.lindex(queue, -1)  # the list's tail is the oldest message
     if raw is None:
         return None
     try:
@@ -40,18 +48,32 @@ def _oldest_age(channel, queue: str, now: float) -> float | None:
     return max(0.0, now - float(published))
 
 
-def _size(channel, queue: str) -> int:
-    """Messages waiting: kombu's virtual transports (Redis, the embedded SQLite broker) count
-    a queue nobody has declared yet as empty, where a passive declare would raise."""
-    if hasattr(channel, "_size"):
-        return int(channel._size(queue))
-    return channel.queue_declare(queue=queue, passive=True).message_count
+def _redis_size(client, queue: str) -> int:
+    with client.pipeline() as pipe:
+        for step in REDIS_PRIORITY_STEPS:
+            pipe.llen(f"{queue}{REDIS_PRIORITY_SEP}{step}" if step else queue)
+        return sum(pipe.execute())
 
 
 @contextmanager
-def broker_channel(timeout: float = CONNECT_TIMEOUT_SECONDS):
-    """A channel on the configured broker, connected within `timeout` seconds or failing:
-    what /readyz and the queues' table read through."""
+def _redis_client(timeout: float):
+    """The broker's Redis through redis-py, not kombu: web processes do not load Celery."""
+    import redis
+
+    client = redis.Redis.from_url(
+        settings.CELERY_BROKER_URL, socket_connect_timeout=timeout, socket_timeout=timeout
+    )
+    try:
+        client.ping()
+        yield client
+    finally:
+        client.close()
+
+
+@contextmanager
+def _kombu_channel(timeout: float):
+    """Another broker (the embedded SQLite default of `make run`): through Celery's own
+    connection, loaded only for it."""
     from config.celery_app import app
 
     with app.connection_for_write(settings.CELERY_BROKER_URL, connect_timeout=timeout) as conn:
@@ -59,17 +81,34 @@ def broker_channel(timeout: float = CONNECT_TIMEOUT_SECONDS):
         yield conn.default_channel  # opening a channel is what talks to the broker
 
 
+def broker_reachable(timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
+    """Raises unless the configured broker answers within `timeout` seconds: /readyz."""
+    opener = _redis_client if _redis_broker() else _kombu_channel
+    with opener(timeout):
+        pass
+
+
+def _kombu_size(channel, queue: str) -> int:
+    """kombu's virtual transports count a queue nobody has declared yet as empty, where a
+    passive declare would raise."""
+    if hasattr(channel, "_size"):
+        return int(channel._size(queue))
+    return channel.queue_declare(queue=queue, passive=True).message_count
+
+
 def queue_depths() -> list[QueueDepth]:
     """One entry per queue, in config/queues.py's order; messages None when the broker does
     not answer (the rest of the page still renders)."""
     now = time.time()
     try:
-        with broker_channel() as channel:
-            depths = []
-            for name in QUEUES:
-                messages = _size(channel, name)
-                depths.append(QueueDepth(name, messages, _oldest_age(channel, name, now)))
-            return depths
+        if _redis_broker():
+            with _redis_client(CONNECT_TIMEOUT_SECONDS) as client:
+                return [
+                    QueueDepth(name, _redis_size(client, name), _oldest_age(client, name, now))
+                    for name in QUEUES
+                ]
+        with _kombu_channel(CONNECT_TIMEOUT_SECONDS) as channel:
+            return [QueueDepth(name, _kombu_size(channel, name), None) for name in QUEUES]
     except Exception as exc:
         logger.warning("queues: the broker could not be read: %s", describe_error(exc))
         return [QueueDepth(name, None, None) for name in QUEUES]

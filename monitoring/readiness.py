@@ -10,7 +10,7 @@ import uuid
 from django.core.cache import cache
 from django.db import connection
 
-from .queues import broker_channel
+from .queues import broker_reachable
 from .redact import describe_error
 from .selectors import networks_health
 
@@ -45,8 +45,7 @@ def _cache() -> None:
 
 
 def _broker() -> None:
-    with broker_channel(timeout=BROKER_TIMEOUT_SECONDS):
-        pass
+    broker_reachable(timeout=BROKER_TIMEOUT_SECONDS)
 
 
 def _static() -> None:

@@ -7,11 +7,9 @@ failed one cannot break a transaction around an eager task."""
 import contextlib
 import logging
 
-from celery.signals import task_failure, task_retry, task_success
 from django.db import transaction
 
 from .redact import describe_error
-from .services.task_health import task_failure_record, task_success_record
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +17,8 @@ logger = logging.getLogger(__name__)
 def _record(sender, error=None, *, failed: bool) -> None:
     task = "?"
     try:
+        from .services.task_health import task_failure_record, task_success_record
+
         task = getattr(sender, "name", None) or repr(sender)
         with transaction.atomic():
             if failed:
@@ -44,6 +44,9 @@ def on_task_retry(sender=None, reason=None, **_kwargs) -> None:
 
 
 def connect_task_signals() -> None:
+    """Called by config/celery_app.py: only processes that run Celery load it."""
+    from celery.signals import task_failure, task_retry, task_success
+
     task_success.connect(on_task_success, weak=False, dispatch_uid="monitoring.task_success")
     task_failure.connect(on_task_failure, weak=False, dispatch_uid="monitoring.task_failure")
     task_retry.connect(on_task_retry, weak=False, dispatch_uid="monitoring.task_retry")

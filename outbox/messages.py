@@ -8,17 +8,26 @@ sent. Now the commit holds the message; publishing is at least once (a publisher
 the broker's acceptance and `published_at` leaves the row to the relay, which publishes it
 again), and every task is safe to run twice.
 
-Publishing is claimed per row (`claimed_until`), so the publisher after the commit and the relay
-never both publish a message; the broker is asked once, without Celery's retries, so a broker
-that is down costs a request one failed connection, not seconds of retries.
+Who publishes: a process that runs Celery (a worker, beat, the relay, the tests) publishes its
+own messages after the commit. A web process does not load Celery at all (13 MB of a worker's
+memory, and the broker's connections): its commit notifies the relay process (`manage.py
+outbox_relay`, PostgreSQL's LISTEN/NOTIFY; on the embedded SQLite default the relay looks every
+second), which publishes at once. Beat's `outbox_relay` every OUTBOX_RELAY_SECONDS is the
+backstop when no relay process runs.
+
+Publishing is claimed per row (`claimed_until`), so two publishers never both publish a message;
+the broker is asked once, without Celery's retries, so a broker that is down costs one failed
+connection, not seconds of retries.
 """
 
 import logging
+import sys
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from importlib import import_module
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .locks import lock_unclaimed_messages
@@ -36,6 +45,25 @@ def _name(task) -> str:
     return task if isinstance(task, str) else task.name
 
 
+def _celery_app():
+    """This process's Celery app when it has loaded one (a worker, beat, the relay, the
+    tests), else None: a web process never imports Celery (config/celery_app.py)."""
+    module = sys.modules.get("config.celery_app")
+    return module.app if module is not None else None
+
+
+def _after_commit(ids: list[int]) -> None:
+    """Publish these messages after the commit when this process runs Celery; else tell the
+    relay process, in the same transaction (PostgreSQL delivers a NOTIFY at the commit, and
+    never for a rollback). robust: a failure to publish is logged and left to the relay; it
+    never reaches the request or the task that committed."""
+    if _celery_app() is not None:
+        transaction.on_commit(lambda: publish(ids), robust=True)
+    elif connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, '')", [settings.OUTBOX_NOTIFY_CHANNEL])
+
+
 def enqueue(
     task,
     *args,
@@ -50,9 +78,7 @@ def enqueue(
     message = OutboxMessage.objects.create(
         task=_name(task), args=list(args), kwargs=kwargs, eta=eta
     )
-    # robust: a failure to publish is logged and left to the relay; it never reaches the
-    # request or the task that committed.
-    transaction.on_commit(lambda: publish([message.pk]), robust=True)
+    _after_commit([message.pk])
     return message
 
 
@@ -64,7 +90,7 @@ def enqueue_many(task, calls: Iterable[tuple], *, eta: datetime | None = None) -
     )
     ids = [row.pk for row in rows]
     if ids:
-        transaction.on_commit(lambda: publish(ids), robust=True)
+        _after_commit(ids)
     return ids
 
 

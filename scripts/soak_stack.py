@@ -28,10 +28,11 @@ SERVER_VARIABLES = (
 # The processes of Procfile.dev, each recognised by its command line.
 PROCESSES = {
     "web": re.compile(r"manage\.py runserver"),
-    "worker": re.compile(r"celery -A config worker -Q celery,payments,emails"),
-    "webhookworker": re.compile(r"celery -A config worker -Q webhooks"),
-    "hostworker": re.compile(r"celery -A config worker -Q hosts"),
-    "beat": re.compile(r"celery -A config beat"),
+    "worker": re.compile(r"celery -A config.celery_app worker -Q celery,payments,emails"),
+    "webhookworker": re.compile(r"celery -A config.celery_app worker -Q webhooks"),
+    "hostworker": re.compile(r"celery -A config.celery_app worker -Q hosts"),
+    "relay": re.compile(r"manage\.py outbox_relay"),
+    "beat": re.compile(r"celery -A config.celery_app beat"),
     "chain": re.compile(r"anvil.*--chain-id 31337"),
     "sshd": re.compile(r"sshd -D -e -f|sleep infinity"),
 }

@@ -112,7 +112,7 @@ class CeleryWorker:
         return [
             *program,
             "-A",
-            "config",
+            "config.celery_app",
             "worker",
             f"--pool={self.pool}",
             *([f"--concurrency={self.concurrency}"] if self.concurrency else []),

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.utils import translation
 
+import config.celery_app  # noqa: F401  (the tests run and publish tasks: web processes do not)
 from accounts.models import User
 from payments.ledger.services.balance import balance_adjust
 from rental import capacity

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UNITS = ROOT / "deploy" / "systemd"
 INSTALL_DIR = "/srv/gpu-rental"
 WORKER_ROLES = {f"worker-{'default' if kind == 'celery' else kind}": kind for kind in QUEUES}
-ROLES = {"web", "beat", *WORKER_ROLES}
+ROLES = {"web", "relay", "beat", *WORKER_ROLES}
 
 
 def procfile() -> dict[str, list[str]]:
@@ -55,11 +55,12 @@ def test_the_procfile_has_every_role_and_a_worker_per_queue():
     assert set(roles) == ROLES
     for role, kind in WORKER_ROLES.items():
         argv = roles[role]
-        assert argv[:4] == ["celery", "-A", "config", "worker"]
+        assert argv[:4] == ["celery", "-A", "config.celery_app", "worker"]
         assert argv[argv.index("-Q") + 1] == kind  # one queue each
     assert "--pool=threads" in roles["worker-webhooks"]
     assert roles["web"] == ["gunicorn", "-c", "gunicorn.conf.py", "config.wsgi"]
-    assert roles["beat"][:4] == ["celery", "-A", "config", "beat"]
+    assert roles["beat"][:4] == ["celery", "-A", "config.celery_app", "beat"]
+    assert roles["relay"] == ["python", "manage.py", "outbox_relay"]
 
 
 def test_compose_runs_the_same_roles_after_migrate_with_health_checks():
@@ -92,6 +93,7 @@ def test_the_systemd_units_start_the_same_roles():
     roles = procfile()
     assert exec_starts(unit("gpu-rental-web.service")) == [roles["web"]]
     assert exec_starts(unit("gpu-rental-beat.service")) == [roles["beat"]]
+    assert exec_starts(unit("gpu-rental-relay.service")) == [roles["relay"]]
     for role in WORKER_ROLES:
         assert exec_starts(unit(f"gpu-rental-{role}.service")) == [roles[role]], role
     migrate = exec_starts(unit("gpu-rental-migrate.service"))
@@ -100,7 +102,7 @@ def test_the_systemd_units_start_the_same_roles():
         ["python", "manage.py", "collectstatic", "--noinput"],
     ]
     target = unit("gpu-rental.target")
-    for name in ["migrate", "web", "beat", *WORKER_ROLES]:
+    for name in ["migrate", "web", "relay", "beat", *WORKER_ROLES]:
         assert f"gpu-rental-{name}.service" in target
     for path in UNITS.glob("*.service"):
         text = path.read_text()

@@ -28,7 +28,7 @@ class Beat:
         celery = Path(sys.executable).parent / "celery"
         with log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [str(celery), "-A", "config", "beat", "--loglevel=DEBUG",
+                [str(celery), "-A", "config.celery_app", "beat", "--loglevel=DEBUG",
                  "-s", str(log_path.with_suffix(".schedule"))],
                 cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, start_new_session=True,

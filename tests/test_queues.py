@@ -38,7 +38,7 @@ def procfile_workers() -> dict[str, list[str]]:
     for line in (ROOT / "Procfile.dev").read_text().splitlines():
         name, _, command = line.partition(":")
         argv = shlex.split(command)
-        if argv[:4] == ["celery", "-A", "config", "worker"]:
+        if argv[:4] == ["celery", "-A", "config.celery_app", "worker"]:
             workers[name] = argv
     return workers
 
@@ -61,3 +61,33 @@ def test_no_countdown_outlives_the_visibility_timeout():
     assert settings.CELERY_TASK_TIME_LIMIT < settings.CELERY_VISIBILITY_TIMEOUT_SECONDS
     assert settings.CELERY_VISIBILITY_TIMEOUT_SECONDS <= settings.CELERY_TASK_TIME_LIMIT + 120
     assert settings.HOSTS_PLAYBOOK_TIMEOUT_SECONDS < settings.CELERY_TASK_SOFT_TIME_LIMIT
+
+
+def enqueued_tasks() -> list[tuple[str, int, object]]:
+    """(file, line, first argument) of every enqueue()/enqueue_many() call in the apps: the
+    argument is a string constant, or an AST node where it is not."""
+    import ast
+
+    calls = []
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] in ("tests", "bench", "scripts", ".venv", "node_modules"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in ("enqueue", "enqueue_many"):
+                first = node.args[0]
+                value = first.value if isinstance(first, ast.Constant) else first
+                calls.append((str(relative), node.lineno, value))
+    return calls
+
+
+def test_every_enqueued_task_is_named_and_exists():
+    """Tasks are enqueued by name, so that a web process never imports a tasks module (and
+    Celery with it); a name that matches no task would wait in the outbox for ever."""
+    calls = enqueued_tasks()
+    assert len(calls) >= 30  # the scan sees the call sites
+    tasks = project_tasks()
+    assert [(f, line, arg) for f, line, arg in calls if arg not in tasks] == []

@@ -16,8 +16,8 @@ BIN = Path(sys.executable).parent
 
 COMMANDS = {
     "manage.py": [sys.executable, "manage.py", "check"],
-    "worker": [str(BIN / "celery"), "-A", "config", "worker", "--pool=solo"],
-    "beat": [str(BIN / "celery"), "-A", "config", "beat"],
+    "worker": [str(BIN / "celery"), "-A", "config.celery_app", "worker", "--pool=solo"],
+    "beat": [str(BIN / "celery"), "-A", "config.celery_app", "beat"],
     "wsgi": [sys.executable, "-c", "import config.wsgi"],
     "asgi": [sys.executable, "-c", "import config.asgi"],
 }

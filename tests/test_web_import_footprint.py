@@ -1,5 +1,6 @@
 """A web worker does not load the chain libraries: web3, eth-* and bip_utils are for the Celery
-worker (scanning, confirming) and for opening a payment, not for showing pages.
+worker (scanning, confirming) and for opening a payment, not for showing pages. Nor Celery and
+kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay.py).
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -19,6 +20,7 @@ from payments.crypto.services.payments import payment_create_for_order
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAIN_LIBRARIES = ("web3", "bip_utils", "eth_abi", "eth_account", "eth_utils", "eth_keys")
+CELERY_LIBRARIES = ("celery", "kombu", "redbeat", "billiard")
 
 # Runs in the fresh interpreter: the WSGI application as gunicorn imports it, then the pages
 # through it, each with the status it answered and the chain libraries it left loaded.
@@ -98,7 +100,7 @@ def test_pages_load_no_chain_library(customer, place_order, catalogue, settings,
             "customer": customer.pk,
             "rpc_url": dead_rpc_url,
             "token": settings.LOCAL_TOKEN_ADDRESS,
-            "libraries": CHAIN_LIBRARIES,
+            "libraries": CHAIN_LIBRARIES + CELERY_LIBRARIES,
             "pages": pages,
         }
     )

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import dj_database_url
-from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from django.utils.text import format_lazy
@@ -336,10 +335,12 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_REDBEAT_LOCK_TIMEOUT = int(env("CELERY_REDBEAT_LOCK_TIMEOUT", "30"))
     # The lock is extended at every tick: ticks well inside its timeout.
     CELERY_BEAT_MAX_LOOP_INTERVAL = min(5, CELERY_REDBEAT_LOCK_TIMEOUT // 3)
+# Plain data, so that web processes need not import Celery: a schedule is seconds, or
+# {"crontab": fields} that config/celery_app.py makes a crontab.
 CELERY_BEAT_SCHEDULE = {
     "reconcile-daily": {
         "task": "payments.tasks.reconcile_daily",
-        "schedule": crontab(hour=2, minute=30),  # UTC (CELERY_TIMEZONE)
+        "schedule": {"crontab": {"hour": 2, "minute": 30}},  # UTC (CELERY_TIMEZONE)
     },
     "scan-networks": {
         "task": "payments.tasks.scan_all_networks",
@@ -359,7 +360,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-idempotency-keys": {
         "task": "api.tasks.purge_idempotency_keys",  # kept API_IDEMPOTENCY_KEY_HOURS
-        "schedule": crontab(minute=17),
+        "schedule": {"crontab": {"minute": 17}},
     },
     "outbox-relay": {
         "task": "outbox.tasks.outbox_relay",  # tasks whose publishing after their commit failed
@@ -446,6 +447,11 @@ LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"
 LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 
 # Webhooks (api/webhooks/). Events written to the outbox go to these handlers after the commit.
+# Web processes do not load Celery: their commits notify the relay process (`manage.py
+# outbox_relay`) on this PostgreSQL channel, and it publishes their tasks. It also looks every
+# OUTBOX_RELAY_WAIT_SECONDS without a notification (the embedded SQLite default has none).
+OUTBOX_NOTIFY_CHANNEL = env("OUTBOX_NOTIFY_CHANNEL", "gpu_rental_outbox")
+OUTBOX_RELAY_WAIT_SECONDS = float(env("OUTBOX_RELAY_WAIT_SECONDS", "1"))
 OUTBOX_HANDLERS = ["api.webhooks.services.fanout.webhook_fan_out"]
 # Off in production: URLs whose host is or resolves to a loopback, private, link-local,
 # multicast, reserved or unspecified address are refused, at save time and at every delivery.

@@ -289,7 +289,9 @@ def test_the_daily_task_stores_a_run_for_yesterday(healthy_ledger):
 
 
 def test_the_daily_task_is_scheduled_at_half_past_two_utc():
-    schedule = settings.CELERY_BEAT_SCHEDULE["reconcile-daily"]
+    from config.celery_app import app
+
+    schedule = app.conf.beat_schedule["reconcile-daily"]
     assert schedule["task"] == "payments.tasks.reconcile_daily"
     assert schedule["schedule"] == crontab(hour=2, minute=30)
     assert settings.CELERY_TIMEZONE == "UTC"

@@ -279,6 +279,7 @@ def test_a_worker_killed_during_a_teardown_is_resumed_and_the_cards_are_never_fr
     end = (order.ends_at + timedelta(seconds=1)).isoformat()
     code = (
         "import django; django.setup();"
+        "import config.celery_app;"  # a worker: it runs the tasks its commits queue
         "from datetime import datetime;"
         "from rental.services.lifecycle import order_end;"
         f"order_end(order_id={order.pk}, now=datetime.fromisoformat({end!r}))"
