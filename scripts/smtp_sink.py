@@ -109,7 +109,7 @@ class _Server(socketserver.ThreadingTCPServer):
 
 
 class SmtpSink:
-    """start() serves in a daemon thread; stop() closes it. `mails` holds what arrived."""
+    """start() serves in a daemon thread; stop() closes it. mails() is what arrived."""
 
     def __init__(self):
         self._server: _Server | None = None
@@ -144,14 +144,14 @@ class SmtpSink:
         with self._lock:
             self._mails.append(mail)
 
-    @property
     def mails(self) -> list[Mail]:
+        """Every mail that arrived so far, in order (a copy)."""
         with self._lock:
             return list(self._mails)
 
     def to(self, address: str) -> list[Mail]:
         """What arrived for `address` (a recipient of the envelope), in order."""
-        return [mail for mail in self.mails if address.lower() in map(str.lower, mail.recipients)]
+        return [mail for mail in self.mails() if address.lower() in map(str.lower, mail.recipients)]
 
     def wait_for(self, address: str, subject: str | re.Pattern, *, timeout: float) -> Mail:
         """The first mail to `address` whose subject contains `subject` (or matches the
@@ -166,7 +166,7 @@ class SmtpSink:
                 ):
                     return mail
             if time.monotonic() > deadline:
-                arrived = [f"{mail.recipients} {mail.subject!r}" for mail in self.mails]
+                arrived = [f"{mail.recipients} {mail.subject!r}" for mail in self.mails()]
                 raise AssertionError(
                     f"no mail to {address} with subject {subject!r} after {timeout:.0f} s; "
                     f"the sink has: {arrived or 'nothing'}"
