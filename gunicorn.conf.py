@@ -27,3 +27,9 @@ loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # The application is imported in each worker, after the fork: no database or broker
 # connection is shared between processes.
 preload_app = False
+# gunicorn's control socket (gunicornc, since gunicorn 25) defaults to one path per user,
+# $HOME/.gunicorn/gunicorn.ctl: a second web server on the machine took it over from the first
+# or failed to create it ("Control server error: File exists"), and the service account's home
+# got a folder. Off unless GUNICORN_CONTROL_SOCKET names a path for this server.
+control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET", "")
+control_socket_disable = not control_socket

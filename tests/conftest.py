@@ -334,6 +334,7 @@ SLOW_FIRST = (
     "tests/payments/test_payment_state_machine_stateful.py",
     "tests/rental/hosts/",
     "tests/e2e/",
+    "tests/test_production_roles.py",
     "tests/embedded/",
     "tests/rental/ops/test_query_counts.py",
     "tests/payments/test_balance_payment.py",
