@@ -6,4 +6,6 @@ from .models import ApiToken
 
 def lock_token(*, token_id: int, owner) -> ApiToken:
     """The owner's token, locked; another owner's raises ApiToken.DoesNotExist."""
-    return ApiToken.objects.select_for_update(of=("self",)).get(pk=token_id, owner=owner)
+    return ApiToken.objects.select_for_update(of=("self",), no_key=True).get(
+        pk=token_id, owner=owner
+    )

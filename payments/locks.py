@@ -23,7 +23,12 @@ each other in a circle.
     (A payment event or a withdrawal event is locked alone, in the email task's own
     transaction.)
 
-Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
+Every lock is `SELECT ... FOR NO KEY UPDATE OF <this table>`: joined rows are read, not locked.
+NO KEY: PostgreSQL checks a new row's foreign keys at COMMIT (Django's are deferred) with a KEY
+SHARE lock on each referenced row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not. With
+FOR UPDATE, the payments' worker (holding a GPU model, committing rows that refer to a customer)
+and that customer's new order (holding the customer, waiting for the GPU model) deadlocked: a
+500 on "Confirm order" in the fault run (tests/rental/services/test_lock_deadlock.py).
 """
 
 from collections.abc import Iterable
@@ -46,7 +51,7 @@ from .models import (
 
 
 def _for_update(queryset: QuerySet, **options) -> QuerySet:
-    return queryset.select_for_update(of=("self",), **options).order_by("pk")
+    return queryset.select_for_update(of=("self",), no_key=True, **options).order_by("pk")
 
 
 def lock_payments(payment_ids: Iterable[int]) -> dict[int, CryptoPayment]:
@@ -134,7 +139,7 @@ def lock_accounts(accounts: Iterable[LedgerAccount]) -> dict[int, LedgerAccount]
 def lock_payment_event(event_id: int) -> PaymentEvent | None:
     """One history row, while its email is sent (taken alone, in a transaction of its own)."""
     return (
-        PaymentEvent.objects.select_for_update(of=("self",))
+        PaymentEvent.objects.select_for_update(of=("self",), no_key=True)
         .select_related("payment__customer", "payment__order")
         .filter(pk=event_id)
         .first()
@@ -145,7 +150,7 @@ def lock_withdrawal_event(event_id: int) -> WithdrawalEvent | None:
     """One withdrawal history row, while its email is sent (taken alone, in a transaction of
     its own)."""
     return (
-        WithdrawalEvent.objects.select_for_update(of=("self",))
+        WithdrawalEvent.objects.select_for_update(of=("self",), no_key=True)
         .select_related("withdrawal__customer")
         .filter(pk=event_id)
         .first()
@@ -154,7 +159,7 @@ def lock_withdrawal_event(event_id: int) -> WithdrawalEvent | None:
 
 def lock_address_counter() -> AddressIndexCounter:
     AddressIndexCounter.objects.get_or_create(pk=1)
-    return AddressIndexCounter.objects.select_for_update().get(pk=1)
+    return AddressIndexCounter.objects.select_for_update(no_key=True).get(pk=1)
 
 
 def lock_receipt_counter() -> ReceiptCounter:
@@ -171,7 +176,7 @@ def lock_receipt_counter() -> ReceiptCounter:
 def lock_cursor(network_key: str, *, skip_locked: bool = False) -> ChainCursor | None:
     """The network's cursor, or None when another scan holds it and `skip_locked`."""
     return (
-        ChainCursor.objects.select_for_update(skip_locked=skip_locked)
+        ChainCursor.objects.select_for_update(skip_locked=skip_locked, no_key=True)
         .filter(network=network_key)
         .first()
     )

@@ -22,7 +22,12 @@ kind in primary-key order, so two transactions never wait on each other in a cir
        the webhook endpoints it fans out to, then their deliveries (api.webhooks.locks); an
        API token (api.locks); a payment or withdrawal event's email (payments.locks)
 
-Every lock is `SELECT ... FOR UPDATE OF <this table>`: joined rows are read, not locked.
+Every lock is `SELECT ... FOR NO KEY UPDATE OF <this table>`: joined rows are read, not locked.
+NO KEY: PostgreSQL checks a new row's foreign keys at COMMIT (Django's are deferred) with a KEY
+SHARE lock on each referenced row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not. With
+FOR UPDATE, the payments' worker (holding a GPU model, committing rows that refer to a customer)
+and that customer's new order (holding the customer, waiting for the GPU model) deadlocked: a
+500 on "Confirm order" in the fault run (tests/rental/services/test_lock_deadlock.py).
 """
 
 from collections.abc import Iterable
@@ -33,7 +38,7 @@ from .models import GpuModel, Host, Order, OrderExtension, Tenancy
 
 
 def _for_update(queryset: QuerySet) -> QuerySet:
-    return queryset.select_for_update(of=("self",)).order_by("pk")
+    return queryset.select_for_update(of=("self",), no_key=True).order_by("pk")
 
 
 def lock_order(order_id: int, *, customer=None) -> Order:

@@ -347,6 +347,34 @@ def test_rows_are_locked_only_in_lock_modules():
     assert offenders == []
 
 
+def key_locks(source: str) -> list[int]:
+    """Lines of `select_for_update(...)` calls without `no_key=True`: FOR UPDATE blocks the KEY
+    SHARE lock of PostgreSQL's foreign-key checks at COMMIT (tests/rental/services/
+    test_lock_deadlock.py: an order and a payment's settlement deadlocked on it)."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "select_for_update"
+        and not any(
+            k.arg == "no_key" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in node.keywords
+        )
+    )
+
+
+def test_the_key_lock_guard_tells_no_key_locks_apart():
+    assert key_locks("Order.objects.select_for_update(of=('self',)).get(pk=1)\n") == [1]
+    assert key_locks("Order.objects.select_for_update(no_key=False)\n") == [1]
+    assert key_locks("Order.objects.select_for_update(of=('self',), no_key=True)\n") == []
+
+
+def test_every_row_lock_lets_foreign_key_checks_through():
+    offenders = [f"{path}:{line}" for path, source in _modules() for line in key_locks(source)]
+    assert offenders == []
+
+
 def test_the_temporary_lock_allowlist_holds_only_modules_that_still_lock():
     sources = dict(_modules())
     stale = [path for path in LOCKS_ALLOWLIST if not lock_calls(sources.get(path, ""))]

@@ -8,7 +8,9 @@ from .models import DisabledReason, WebhookDelivery, WebhookEndpoint
 
 
 def lock_endpoint(*, endpoint_id: int, owner_id: int | None = None) -> WebhookEndpoint | None:
-    rows = WebhookEndpoint.objects.select_for_update(of=("self",)).filter(pk=endpoint_id)
+    rows = WebhookEndpoint.objects.select_for_update(of=("self",), no_key=True).filter(
+        pk=endpoint_id
+    )
     if owner_id is not None:
         rows = rows.filter(owner_id=owner_id)
     return rows.first()
@@ -18,7 +20,7 @@ def lock_endpoints_receiving(*, owner_id: int) -> list[WebhookEndpoint]:
     """The owner's endpoints that receive events (enabled, or paused after failures: they
     get them later), locked in primary-key order."""
     return list(
-        WebhookEndpoint.objects.select_for_update(of=("self",))
+        WebhookEndpoint.objects.select_for_update(of=("self",), no_key=True)
         .filter(owner_id=owner_id)
         .filter(Q(enabled=True) | Q(disabled_reason=DisabledReason.FAILURES))
         .order_by("pk")
@@ -28,7 +30,7 @@ def lock_endpoints_receiving(*, owner_id: int) -> list[WebhookEndpoint]:
 def lock_delivery(*, delivery_id: int) -> WebhookDelivery | None:
     """Call after the endpoint's lock when both are needed."""
     return (
-        WebhookDelivery.objects.select_for_update(of=("self",))
+        WebhookDelivery.objects.select_for_update(of=("self",), no_key=True)
         .select_related("event")
         .filter(pk=delivery_id)
         .first()

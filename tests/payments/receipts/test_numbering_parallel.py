@@ -26,7 +26,7 @@ def _waiting_for_the_counter() -> int:
             "SELECT count(*) FROM pg_stat_activity"
             " WHERE datname = current_database() AND wait_event_type = 'Lock'"
             " AND query LIKE %s",
-            ['%"payments_receiptcounter"%FOR UPDATE%'],
+            ['%"payments_receiptcounter"%FOR NO KEY UPDATE%'],
         )
         return cursor.fetchone()[0]
 

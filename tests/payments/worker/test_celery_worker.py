@@ -142,7 +142,7 @@ def test_a_worker_killed_mid_confirmation_credits_once_after_a_restart(
     # transaction, on the ledger accounts' FOR UPDATE, with the payment and the transfer locked
     # already; from outside, the transfer is still seen and nothing is posted.
     assert in_transaction
-    assert LedgerAccount._meta.db_table in query and "FOR UPDATE" in query, query
+    assert LedgerAccount._meta.db_table in query and "FOR NO KEY UPDATE" in query, query
     assert row_is_locked(side_connection, CryptoPayment, id=top_up.pk)
     assert row_is_locked(side_connection, ChainTransfer, payment_id=top_up.pk)
     assert ChainTransfer.objects.get(payment=top_up).status == TransferStatus.SEEN
