@@ -25,7 +25,7 @@ SITE_URL ?= http://$(HOST):$(PORT)
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 TEST_DIST ?= load
 
-.PHONY: help install run test lint bench messages clean pay send-withdrawal soak
+.PHONY: help install run test lint bench messages clean pay send-withdrawal soak fault-run
 
 help:
 	@echo "make run    - install, migrate, load the demo catalogue and start web + worker + beat"
@@ -35,6 +35,7 @@ help:
 	@echo "make lint   - ruff and lint-imports (which app and which payments room imports which)"
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
 	@echo "make soak   - make run under a customer load for SOAK_MINUTES (30), then check it all"
+	@echo "make fault-run - the production roles under load with faults (FAULT_MINUTES, 10), a verdict"
 	@echo "make pay PAYMENT=<id> - pay a crypto payment from a funded account of the local chain"
 
 $(PY):
@@ -69,6 +70,13 @@ run: install
 # load for SOAK_MINUTES (default 30), then every process, payment and balance checked.
 soak: install
 	$(PY) scripts/soak.py
+
+# Not part of make test: Procfile.production's roles as plain processes (two web servers) under a
+# customer load for FAULT_MINUTES (10) with faults (slow webhook receivers, a broker cut, a worker
+# SIGKILLed, a second beat), then what was lost and how long confirmations took.
+fault-run: install
+	scripts/ensure-test-services
+	$(PY) -m scripts.fault_run
 
 test: install
 	scripts/ensure-test-services

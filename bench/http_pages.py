@@ -12,6 +12,9 @@ each page at 16 connections with the customer's session cookie, in rounds that i
 page with the bare view, and prints req/s, p50, p99 and the ratio to the bare view (median,
 min and max over rounds), then the resident memory of a web worker of each.
 
+After the runs, a web worker's memory against the application as it was with Celery loaded
+(bench/celery_loaded_wsgi.py); `--memory` measures only that.
+
 `--db-modes` compares the ways of holding database connections instead (a new connection per
 request, persistent connections with health checks, and psycopg's pool where the psycopg-pool
 package is installed: it is not a dependency).
@@ -266,6 +269,18 @@ def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
             server.stop()
 
 
+def run_memory(workdir: Path, app_env: dict, fixture: dict) -> None:
+    app = start_gunicorn("app", "config.wsgi:application", app_env, workdir)
+    try:
+        pages = customer_pages(fixture)
+        cookie = session_cookies(app, pages, fixture)
+        for page in pages:
+            check_page(app, page, cookie)
+        celery_memory_line(app, pages, cookie, app_env, workdir)
+    finally:
+        app.stop()
+
+
 def run_db_modes(workdir: Path, app_env: dict, fixture: dict) -> None:
     """The same pages with each way of holding database connections, against the bare view
     (which keeps the application's default)."""
@@ -314,6 +329,11 @@ def run_db_modes(workdir: Path, app_env: dict, fixture: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db-modes", action="store_true", help="compare connection settings")
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="only the web worker's memory, with Celery and without",
+    )
     arguments = parser.parse_args()
     ensure_wrk()
     workdir = Path(tempfile.mkdtemp(prefix="gpu-rental-http-bench-"))
@@ -323,6 +343,8 @@ def main() -> None:
         app_env, fixture = prepare(workdir, database)
         if arguments.db_modes:
             run_db_modes(workdir, app_env, fixture)
+        elif arguments.memory:
+            run_memory(workdir, app_env, fixture)
         else:
             run_pages(workdir, app_env, fixture)
     finally:
