@@ -571,6 +571,9 @@ class ChainCursor(models.Model):
     last_block_hash = models.CharField(_("hash of the last block read"), max_length=66, blank=True)
     lease_token = models.CharField(max_length=36, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
+    # The database session (PostgreSQL's backend pid) of the scan holding the lease: once that
+    # session is gone (its worker killed), the lease is over before lease_until.
+    lease_session = models.PositiveIntegerField(null=True, blank=True)
     last_scan_at = models.DateTimeField(null=True, blank=True)
     # The chain's head at the last successful scan (lag = last_head - (next_block - 1)), and
     # when the last error was recorded (cleared by the next successful scan): for /ops/health/.

@@ -1,9 +1,13 @@
 """A scan's claim on a network's cursor is a short lease, renewed while the scan reads: a scan
 killed mid-way is taken over within 30 seconds, a live one is never taken over."""
 
+import threading
 import time
 
+import pytest
 from django.conf import settings as django_settings
+from django.db import connection
+from django.utils import timezone
 
 from payments.chain.scanning import claim, lease_duration
 from payments.models import ChainCursor, ChainTransfer
@@ -45,3 +49,36 @@ def test_a_renewed_lease_is_not_taken_over(chain, order_payment, settings):
     assert claim("local") is None
     until = ChainCursor.objects.get(network="local").lease_until
     assert until == lease.until and lease_duration().total_seconds() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_scans_lease_is_taken_over_at_once_when_its_session_is_gone(chain, order_payment):
+    """Seen in the fault run: a payments worker SIGKILLed mid-scan stopped every scan for the
+    20 s of its lease (a confirmation took 27 s). Its database session goes with it: the next
+    scan takes over then. While that session lives, nobody takes over."""
+    order_payment()
+    holder = {}
+    ready, done = threading.Event(), threading.Event()
+
+    def killed_scan():  # claims on a connection of its own, which then goes away
+        try:
+            holder["claim"] = claim("local")
+            ready.set()
+            done.wait(30)
+        finally:
+            connection.close()
+
+    scan = threading.Thread(target=killed_scan)
+    scan.start()
+    assert ready.wait(30) and holder["claim"] is not None
+    lease_until = ChainCursor.objects.get(network="local").lease_until
+    assert claim("local") is None  # its session lives: its lease holds
+
+    done.set()
+    scan.join(30)
+    deadline = time.monotonic() + 10  # the server notices the closed connection
+    while (taken := claim("local")) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    assert taken is not None
+    assert timezone.now() < lease_until  # taken over before the killed scan's lease ran out
