@@ -594,6 +594,29 @@ class FaultRun:
         sent = Counter((m.recipients[0], m.subject) for m in self.stack.mail.mails())
         return [key for key in self.expected_emails() if sent[key] < 1]
 
+    def slowest(self, payments: dict, count: int) -> list[str]:
+        """The slowest transfers: when each was mined, how long until the watcher saw it
+        (the DETECTED event) and until it was confirmed."""
+        from payments.models import PaymentEvent, PaymentStatus
+
+        confirmed = [t for t in self.transfers if payments[t.payment_id].confirmed_at]
+        confirmed.sort(key=lambda t: t.mined_at - payments[t.payment_id].confirmed_at.timestamp())
+        lines = []
+        for t in confirmed[:count]:
+            payment = payments[t.payment_id]
+            seen = (
+                PaymentEvent.objects.filter(payment=payment, to_status=PaymentStatus.DETECTED)
+                .values_list("created_at", flat=True)
+                .first()
+            )
+            seen_after = f"{seen.timestamp() - t.mined_at:.1f} s" if seen else "not recorded"
+            lines.append(
+                f"payment {t.payment_id}: mined {time.strftime('%X', time.localtime(t.mined_at))}"
+                f"; seen after {seen_after}; confirmed after "
+                f"{payment.confirmed_at.timestamp() - t.mined_at:.1f} s; {t.purpose}"
+            )
+        return lines
+
     def verdict(self) -> bool:
         from django.db import connection
 
@@ -681,6 +704,9 @@ class FaultRun:
                   f"median {statistics.median(latencies):.1f} s, p95 {p95:.1f} s, "
                   f"min {latencies[0]:.1f} s, max {latencies[-1]:.1f} s "
                   "(target < 15 s)")  # fmt: skip
+        print("  the slowest confirmations (mined; seen after; confirmed after; purpose):")
+        for line in self.slowest(payments, 5):
+            print(f"    {line}")
         print(f"  payment emails: {sum(expected.values())} expected, {len(missing)} missing, "
               f"{len(doubled)} twice")  # fmt: skip
         print(
