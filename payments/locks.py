@@ -36,6 +36,8 @@ from collections.abc import Iterable
 from django.db import connection
 from django.db.models import QuerySet
 
+from accounts.locks import advisory_key
+
 from .models import (
     LIVE_STATUSES,
     AddressIndexCounter,
@@ -81,8 +83,9 @@ def lock_customer_payment(*, payment_id: int, customer) -> CryptoPayment:
     return payment
 
 
-# The advisory-lock key space of the per-order payment mutex (bigint keys: namespace + order id).
-_ORDER_MUTEX_NAMESPACE = 0x6770_7500 << 32
+def order_mutex_key(order_id: int) -> int:
+    """The advisory-lock key of an order's payment mutex (apart from pilot.locks')."""
+    return advisory_key("payments.order", order_id)
 
 
 def lock_order_for_payment_changes(*, order_id: int) -> None:
@@ -95,7 +98,7 @@ def lock_order_for_payment_changes(*, order_id: int) -> None:
     """
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_ORDER_MUTEX_NAMESPACE + order_id])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [order_mutex_key(order_id)])
 
 
 def lock_order_payments(*, order_id: int, statuses=LIVE_STATUSES) -> list[CryptoPayment]:

@@ -16,9 +16,12 @@ Pilot never locks an Order row itself.
 
 from django.db import connection
 
-# The advisory-lock key space of the per-order pilot mutex (bigint keys: namespace + order id),
-# apart from the payments app's (payments.locks).
-_PILOT_MUTEX_NAMESPACE = 0x7069_6C6F << 32
+from accounts.locks import advisory_key
+
+
+def pilot_mutex_key(order_id: int) -> int:
+    """The advisory-lock key of an order's pilot mutex (apart from payments.locks')."""
+    return advisory_key("pilot.order", order_id)
 
 
 def lock_order_pilot(*, order_id: int) -> None:
@@ -26,4 +29,4 @@ def lock_order_pilot(*, order_id: int) -> None:
     writer at a time (IMMEDIATE transactions): nothing to take."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_PILOT_MUTEX_NAMESPACE + order_id])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [pilot_mutex_key(order_id)])
