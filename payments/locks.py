@@ -23,12 +23,8 @@ each other in a circle.
     (A payment event or a withdrawal event is locked alone, in the email task's own
     transaction.)
 
-Every lock is `SELECT ... FOR NO KEY UPDATE OF <this table>`: joined rows are read, not locked.
-NO KEY: PostgreSQL checks a new row's foreign keys at COMMIT (Django's are deferred) with a KEY
-SHARE lock on each referenced row, which FOR UPDATE blocks and FOR NO KEY UPDATE does not. With
-FOR UPDATE, the payments' worker (holding a GPU model, committing rows that refer to a customer)
-and that customer's new order (holding the customer, waiting for the GPU model) deadlocked: a
-500 on "Confirm order" in the fault run (tests/rental/services/test_lock_deadlock.py).
+Every lock is `SELECT ... FOR NO KEY UPDATE OF <this table>`, as in rental.locks (which says
+why): joined rows are read, not locked.
 """
 
 from collections.abc import Iterable

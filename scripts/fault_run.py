@@ -13,8 +13,8 @@ endpoints each at a receiver that answers a byte every 4 s, and top up again and
 top-up is three events for each of their nine endpoints.
 
 The faults, at fixed points of the run:
-- from the start: the slow webhook receivers; hosts that do not answer (the demo hosts: nothing
-  listens on their SSH port, so readiness checks wait for their timeouts);
+- from the start: the slow webhook receivers; hosts out of reach (the stack runs no SSH server
+  for the demo hosts: `demo_hosts` is not a production role);
 - at 15 %: the broker is cut for the second web server and the relay for 90 s (the web keeps
   committing, the relay keeps the messages in the outbox);
 - at 35 %: worker-payments is killed with SIGKILL while it holds a message (a task running,

@@ -117,19 +117,10 @@ def _die_with_parent() -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, probe=os.kill) -> bool:
+    """Whether the process (or, with probe=os.killpg, the process group) still exists."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
+        probe(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -175,7 +166,7 @@ class Process:
 
     def group_alive(self) -> bool:
         """Anything left of its process group (the role's children too)."""
-        return _group_alive(self.popen.pid)
+        return _alive(self.popen.pid, os.killpg)
 
     def signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError):
