@@ -15,6 +15,8 @@ class Scope(models.TextChoices):
     READ = "read", _("Read: catalogue, orders, payments, balance")
     ORDER = "order", _("Order: place and cancel orders, set the SSH key")
     PAY = "pay", _("Pay: pay orders, open and declare crypto payments, top up")
+    # Money leaving the site: never implied by another scope, asked for on its own.
+    WITHDRAW = "withdraw", _("Withdraw: send USD balance out to a wallet address")
 
 
 SCOPE_ORDER = tuple(Scope.values)
@@ -46,7 +48,7 @@ class ApiToken(models.Model):
     name = models.CharField(_("name"), max_length=100)
     prefix = models.CharField(_("prefix"), max_length=8, unique=True)
     token_hash = models.CharField(max_length=64, unique=True)
-    scopes = models.CharField(_("scopes"), max_length=20)
+    scopes = models.CharField(_("scopes"), max_length=32)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
