@@ -1,4 +1,4 @@
-"""Orders: create, list, detail, cancel, and the order's SSH key.
+"""Orders: create, list, detail, cancel, the order's SSH key and its refund.
 
 The body is checked by the configurator's form, the order placed by rental's `order_create`
 and cancelled by the order page's cancel service (payments closes the order's payments).
@@ -7,9 +7,10 @@ and cancelled by the order page's cancel service (payments closes the order's pa
 from django import forms
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,14 +18,19 @@ from accounts.ssh_keys import stored_ssh_key
 from api.idempotency import idempotent
 from api.pagination import CursorPagination
 from payments.crypto.services import order_payments
+from payments.ledger.selectors.receipts import customer_order_receipt_numbers
+from payments.ledger.selectors.refunds import order_refund
+from payments.models import TransactionKind
 from pilot.selectors import order_timeline
 from rental import selectors, services
 from rental.exceptions import PriceUnavailable
 from rental.forms import OrderConfigurationForm, OrderSshKeyForm
-from rental.models import ACCESS_STATUSES, Order
+from rental.models import ACCESS_STATUSES, Order, OrderStatus
+from rental.selectors_extensions import order_extendable
 from rental.services.provisioning import order_set_ssh_key
 
 from .common import no_order
+from .filters import DATE_PARAMETERS, created_between, list_filters, status_parameter
 from .input import bind
 from .serializers import (
     CancelRequest,
@@ -32,6 +38,14 @@ from .serializers import (
     OrderSerializer,
     OrderSshKeyRequest,
     OrderSummarySerializer,
+    RefundSerializer,
+)
+
+NOT_ENDED_EARLY = gettext_lazy(
+    "This order was not ended early: nothing was refunded. If a paid order cannot get its "
+    "cards in time, or a host fails during the rental, an operator ends it early and the "
+    "hours not delivered go back to your USD balance: lot price ÷ hours of the duration × "
+    "hours not delivered × lots."
 )
 
 
@@ -50,6 +64,11 @@ def order_body(order: Order) -> dict:
         "access": selectors.order_access(order) if order.status in ACCESS_STATUSES else [],
         "ssh_key_fingerprint": ssh_key.fingerprint if ssh_key else None,
         "timeline": order_timeline(order),
+        "extendable": order_extendable(order),
+        "receipts": customer_order_receipt_numbers(
+            customer_id=order.customer_id, order_id=order.pk
+        ),
+        "refund": order_refund(order=order),
     }
     return OrderSerializer(order, context=context).data
 
@@ -64,11 +83,19 @@ class OrderListCreate(generics.ListAPIView):
     pagination_class = CursorPagination
 
     def get_queryset(self):
-        return selectors.customer_orders(customer=self.request.user).select_related("gpu_model")
+        filters = list_filters(self.request, statuses=OrderStatus.values)
+        orders = selectors.customer_orders(customer=self.request.user)
+        if filters.status is not None:
+            orders = orders.filter(status=filters.status)
+        return created_between(orders, filters).select_related("gpu_model")
 
     @extend_schema(
         operation_id="orders_list",
         summary="The token owner's orders, newest first",
+        parameters=[
+            status_parameter(OrderStatus.choices, "Only orders in this status."),
+            *DATE_PARAMETERS,
+        ],
         responses={200: OrderSummarySerializer(many=True)},
     )
     def get(self, request, *args, **kwargs):
@@ -170,3 +197,28 @@ class OrderSshKey(APIView):
         except DjangoValidationError as exc:  # the form checks the key first
             raise ValidationError({"ssh_public_key": exc.messages}) from None
         return order_response(request, order_id)
+
+
+class OrderRefund(APIView):
+    required_scopes = {"GET": "read"}
+
+    @extend_schema(
+        operation_id="orders_refund_retrieve",
+        summary="The refund of an order an operator ended early (customers cannot end early)",
+        description=(
+            "Only operators end an order early, as on the pages: when a paid order cannot get "
+            "its cards in time or a host fails during the rental. The hours not delivered are "
+            "then credited to the USD balance (lot price ÷ hours of the duration × hours not "
+            "delivered × lots). There is no customer action to end an order early. 404 while "
+            "the order was not ended early."
+        ),
+        responses={200: RefundSerializer},
+    )
+    def get(self, request, order_id: int):
+        order = own_order(request, order_id)
+        refund = order_refund(order=order)
+        if refund is None:
+            raise NotFound(detail=NOT_ENDED_EARLY)
+        receipts = customer_order_receipt_numbers(customer_id=request.user.pk, order_id=order.pk)
+        context = {"refund_receipt": receipts.get(TransactionKind.REFUND)}
+        return Response(RefundSerializer(refund, context=context).data)

@@ -6,11 +6,13 @@ declare the bodies (types and documentation): their values are checked by the pa
 beside their display form, times ISO 8601 with their offset.
 """
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.serializers import UsdField
 from payments.crypto.forms import MAX_TOP_UP_USD
+from payments.models import TransactionKind
 from pilot.models import DecisionKind
 from pilot.services.decisions import MOTIVATION_MAX_LENGTH
 from rental.forms import CUSTOM_PREPARATION_MAX_LENGTH
@@ -96,6 +98,44 @@ class DecisionRequest(serializers.Serializer):
     )
 
 
+# ------------------------------------------------------------------------ receipts and refunds
+
+
+def receipt_link(number: int | None) -> dict | None:
+    """{number, reference, url, pdf_url} of a receipt, or None."""
+    if number is None:
+        return None
+    return {
+        "number": number,
+        "reference": f"R-{number:06d}",
+        "url": reverse("api:receipt_detail", kwargs={"number": number}),
+        "pdf_url": reverse("api:receipt_pdf", kwargs={"number": number}),
+    }
+
+
+class ReceiptLinkSerializer(serializers.Serializer):
+    number = serializers.IntegerField(min_value=1)
+    reference = serializers.CharField(help_text='"R-000042".')
+    url = serializers.CharField(help_text="The receipt in JSON (receipts_retrieve).")
+    pdf_url = serializers.CharField(help_text="The same receipt as the page's PDF (receipts_pdf).")
+
+
+class RefundSerializer(serializers.Serializer):
+    """An order ended early (payments.ledger.selectors.refunds.order_refund): the hours not
+    delivered, credited to the balance."""
+
+    ended_at = serializers.DateTimeField()
+    hours = serializers.IntegerField(min_value=0, help_text="Hours not delivered, refunded.")
+    amount_usd = UsdField(source="amount", help_text="Credited to the USD balance.")
+    currency = CurrencyField()
+    reason = serializers.CharField(help_text="The operator's reason, as the order page shows it.")
+    receipt = serializers.SerializerMethodField()
+
+    @extend_schema_field(ReceiptLinkSerializer(allow_null=True))
+    def get_receipt(self, refund) -> dict | None:
+        return receipt_link(self.context.get("refund_receipt"))
+
+
 # ------------------------------------------------------------------------ orders
 
 
@@ -171,11 +211,32 @@ class OrderSerializer(OrderSummarySerializer):
     """
 
     can_cancel = serializers.BooleanField(source="can_be_cancelled_by_customer")
+    can_extend = serializers.SerializerMethodField()
     accepts_ssh_key = serializers.BooleanField()
     ssh_key_fingerprint = serializers.SerializerMethodField()
     access_notes = serializers.SerializerMethodField()
     access = serializers.SerializerMethodField()
     timeline = serializers.SerializerMethodField()
+    receipt = serializers.SerializerMethodField()
+    refund = serializers.SerializerMethodField()
+
+    def get_can_extend(self, order) -> bool:
+        """An active rental before its end: orders_extensions_create accepts it."""
+        return self.context["extendable"]
+
+    @extend_schema_field(ReceiptLinkSerializer(allow_null=True))
+    def get_receipt(self, order) -> dict | None:
+        """The receipt of the order's payment, once paid."""
+        return receipt_link(self.context["receipts"].get(TransactionKind.ORDER_PAYMENT))
+
+    @extend_schema_field(RefundSerializer(allow_null=True))
+    def get_refund(self, order) -> dict | None:
+        """Once an operator ended the order early: the hours refunded (orders_refund_retrieve)."""
+        refund = self.context["refund"]
+        if refund is None:
+            return None
+        receipt = self.context["receipts"].get(TransactionKind.REFUND)
+        return RefundSerializer(refund, context={"refund_receipt": receipt}).data
 
     def get_ssh_key_fingerprint(self, order) -> str | None:
         return self.context["ssh_key_fingerprint"]

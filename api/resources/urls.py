@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import account, orders, payments, pilot
+from . import account, history, orders, payments, pilot, receipts, withdrawals
 
 urlpatterns = [
     path("orders/", orders.OrderListCreate.as_view(), name="order_list"),
@@ -16,9 +16,10 @@ urlpatterns = [
     ),
     path(
         "orders/<int:order_id>/payments/",
-        payments.OrderPaymentCreate.as_view(),
+        history.OrderPayments.as_view(),
         name="order_payment_create",
     ),
+    path("orders/<int:order_id>/refund/", orders.OrderRefund.as_view(), name="order_refund"),
     path(
         "orders/<int:order_id>/pilot/reports/",
         pilot.ReportListView.as_view(),
@@ -29,6 +30,7 @@ urlpatterns = [
         pilot.DecisionListCreate.as_view(),
         name="order_pilot_decisions",
     ),
+    path("payments/", history.PaymentList.as_view(), name="payment_list"),
     path("payments/<int:payment_id>/", payments.PaymentDetail.as_view(), name="payment_detail"),
     path(
         "payments/<int:payment_id>/declare/",
@@ -36,6 +38,15 @@ urlpatterns = [
         name="payment_declare",
     ),
     path("top-ups/", payments.TopUpCreate.as_view(), name="top_up_create"),
+    path("withdrawals/", withdrawals.WithdrawalListCreate.as_view(), name="withdrawal_list"),
+    path(
+        "withdrawals/<int:withdrawal_id>/",
+        withdrawals.WithdrawalDetail.as_view(),
+        name="withdrawal_detail",
+    ),
+    path("receipts/", receipts.ReceiptList.as_view(), name="receipt_list"),
+    path("receipts/<int:number>/", receipts.ReceiptDetail.as_view(), name="receipt_detail"),
+    path("receipts/<int:number>/pdf/", receipts.ReceiptPdf.as_view(), name="receipt_pdf"),
     path("balance/", account.BalanceDetail.as_view(), name="balance"),
     path("balance/statement/", account.StatementList.as_view(), name="balance_statement"),
     path("account/ssh-key/", account.AccountSshKey.as_view(), name="account_ssh_key"),

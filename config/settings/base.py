@@ -522,6 +522,11 @@ SPECTACULAR_SETTINGS = {
     # Choice sets used by fields of several names: one component name each.
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "rental.models.OrderStatus",
+        "ExtensionStatusEnum": "rental.models.ExtensionStatus",
+        "PaymentStateEnum": "payments.crypto.selectors.state.PaymentState",
+        "WithdrawalStatusEnum": "payments.models.WithdrawalStatus",
+        "TransactionKindEnum": "payments.models.TransactionKind",
+        "DecisionKindEnum": "pilot.models.DecisionKind",
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
     },
 }

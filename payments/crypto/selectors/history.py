@@ -6,20 +6,59 @@ Each list is one query per page whatever its length (plus the paginator's count)
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import F, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import F, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from accounts.models import User
 from rental.models import Order, OrderExtension
 
-from ...models import CryptoPayment, LedgerAccountKind, LedgerEntry, Receipt, TransactionKind
+from ...models import (
+    LIVE_STATUSES,
+    CryptoPayment,
+    LedgerAccountKind,
+    LedgerEntry,
+    PaymentStatus,
+    Receipt,
+    TransactionKind,
+)
 from .payment_page import PaymentView, payment_view
+from .state import PaymentState
 
 
 def customer_payments(*, customer: User) -> QuerySet[CryptoPayment]:
     """The customer's crypto payments, newest first (no join: what a row shows is on it)."""
     return CryptoPayment.objects.filter(customer=customer).order_by("-created_at", "-pk")
+
+
+def state_condition(state: str, now: datetime | None = None) -> Q:
+    """The payments whose page state (state.payment_state) is `state` now, as a condition on
+    their columns: the same decision, made by the database for a whole list."""
+    now = now or timezone.now()
+    live = Q(status__in=LIVE_STATUSES)
+    still_due = Q(amount_due_units__gt=F("received_units") + F("seen_units"))
+    before_expiry = Q(expires_at__gt=now)
+    nothing_yet = Q(received_units=0, seen_units=0)
+    conditions = {
+        PaymentState.AWAITING: live & still_due & before_expiry & nothing_yet,
+        PaymentState.PARTLY_RECEIVED: live & still_due & before_expiry & ~nothing_yet,
+        PaymentState.CONFIRMING: live & ~still_due,
+        PaymentState.TIME_UP: live & still_due & ~before_expiry,
+        PaymentState.PAID: Q(status=PaymentStatus.CONFIRMED),
+        PaymentState.EXPIRED: Q(status=PaymentStatus.EXPIRED),
+        PaymentState.CLOSED: Q(status=PaymentStatus.CLOSED),
+        PaymentState.IN_REVIEW: Q(status=PaymentStatus.NEEDS_REVIEW),
+        PaymentState.RESOLVED: Q(status=PaymentStatus.RESOLVED),
+        PaymentState.INVALID: Q(status=PaymentStatus.INVALID),
+    }
+    return conditions[PaymentState(state)]
+
+
+def order_condition(order_id: int) -> Q:
+    """An order's payments: its own and its extensions'."""
+    return Q(order__pk=order_id) | Q(extension__order__pk=order_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,26 @@ def customer_extension_receipt(*, customer: User, extension_id: int) -> Receipt:
     ).get()
 
 
+def with_receipt_numbers(extensions: QuerySet) -> QuerySet:
+    """Extensions annotated with `receipt_number`, their payment's receipt (None before it is
+    paid): a correlated subquery, no query of its own."""
+    receipt = Receipt.objects.filter(
+        transaction__extension_id=OuterRef("pk"), kind=TransactionKind.EXTENSION_PAYMENT
+    ).values("number")[:1]
+    return extensions.annotate(receipt_number=Subquery(receipt))
+
+
+def customer_order_receipt_numbers(*, customer_id: int, order_id: int) -> dict[str, int]:
+    """The numbers of the customer's order's payment receipt and of its refund's
+    ({"order_payment": n, "refund": m}, each only when issued): one query."""
+    rows = Receipt.objects.filter(
+        customer_id=customer_id,
+        transaction__order__pk=order_id,
+        kind__in=(TransactionKind.ORDER_PAYMENT, TransactionKind.REFUND),
+    ).values_list("kind", "number")
+    return {kind: number for kind, number in rows}
+
+
 @dataclass(frozen=True, slots=True)
 class Issuer:
     name: str

@@ -10,6 +10,8 @@ from django.test import Client
 from api.tokens import token_create
 from tests.payments.crypto_ui.conftest import local_network  # noqa: F401 - a fixture
 
+from .rentals import active_order  # noqa: F401 - a fixture
+
 ALL_SCOPES = ("read", "order", "pay")
 # A valid ed25519 public key (from the pilot tests), and another one.
 SSH_KEY = (

@@ -22,6 +22,7 @@ ENDPOINTS = [
     ("post", "/api/v1/orders/{order_id}/cancel/", "order", {}),
     ("put", "/api/v1/orders/{order_id}/ssh-key/", "order", {"ssh_public_key": SSH_KEY}),
     ("post", "/api/v1/orders/{order_id}/pay/balance/", "pay", None),
+    ("get", "/api/v1/orders/{order_id}/payments/", "read", None),
     ("post", "/api/v1/orders/{order_id}/payments/", "pay", {"network": "local", "asset": "tUSDC"}),
     ("get", "/api/v1/orders/{order_id}/pilot/reports/", "read", None),
     ("get", "/api/v1/orders/{order_id}/pilot/decisions/", "read", None),
