@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import account, history, orders, payments, pilot, receipts, withdrawals
+from . import account, extensions, history, orders, payments, pilot, receipts, withdrawals
 
 urlpatterns = [
     path("orders/", orders.OrderListCreate.as_view(), name="order_list"),
@@ -20,6 +20,31 @@ urlpatterns = [
         name="order_payment_create",
     ),
     path("orders/<int:order_id>/refund/", orders.OrderRefund.as_view(), name="order_refund"),
+    path(
+        "orders/<int:order_id>/extensions/",
+        extensions.OrderExtensionListCreate.as_view(),
+        name="order_extensions",
+    ),
+    path(
+        "extensions/<int:extension_id>/",
+        extensions.ExtensionDetail.as_view(),
+        name="extension_detail",
+    ),
+    path(
+        "extensions/<int:extension_id>/pay/balance/",
+        extensions.ExtensionPayBalance.as_view(),
+        name="extension_pay_balance",
+    ),
+    path(
+        "extensions/<int:extension_id>/payments/",
+        extensions.ExtensionPaymentCreate.as_view(),
+        name="extension_payment_create",
+    ),
+    path(
+        "extensions/<int:extension_id>/cancel/",
+        extensions.ExtensionCancel.as_view(),
+        name="extension_cancel",
+    ),
     path(
         "orders/<int:order_id>/pilot/reports/",
         pilot.ReportListView.as_view(),
