@@ -3,11 +3,14 @@
 server does not know is a 400 naming what it accepts, never ignored."""
 
 from datetime import timedelta
+from decimal import Decimal
+from uuid import uuid4
 
 import pytest
 from django.utils import timezone
 
-from payments.crypto.selectors.state import PaymentState
+from payments.crypto.selectors.history import customer_payments, state_condition
+from payments.crypto.selectors.state import PaymentState, payment_state
 from payments.crypto.services.payments import payment_create_for_order, payment_create_top_up
 from payments.models import CryptoPayment
 from rental.models import OrderStatus
@@ -170,3 +173,71 @@ def test_the_filters_keep_to_the_cursor(api, customer, catalogue, place_order, s
     assert [row["id"] for row in first["results"] + rest["results"]] == made[::-1]
     assert "status=awaiting_payment" in first["next"]
     assert CryptoPayment.objects.count() == 0
+
+
+def test_the_state_filter_decides_as_the_payment_page_does(customer, payments):
+    """state_condition is payment_state made by the database: for every state, at a time
+    before and after the expiry, it selects exactly the payments the page gives that state."""
+    for_order, _top_up = payments
+    for now in (timezone.now(), for_order.expires_at + timedelta(seconds=1)):
+        for state in PaymentState.values:
+            selected = set(
+                customer_payments(customer=customer)
+                .filter(state_condition(state, now=now))
+                .values_list("pk", flat=True)
+            )
+            decided = {
+                payment.pk
+                for payment in customer_payments(customer=customer)
+                if payment_state(
+                    status=payment.status,
+                    due=payment.amount_due_units,
+                    received=payment.received_units,
+                    seen=payment.seen_units,
+                    expires_at=payment.expires_at,
+                    now=now,
+                )
+                == state
+            }
+            assert selected == decided, (state, now)
+    assert CryptoPayment.objects.filter(state_condition("time_up", now=now)).count() == 2
+
+
+@pytest.mark.parametrize("path", [PAYMENTS, "/api/v1/withdrawals/"])
+def test_a_list_costs_the_same_queries_for_1_and_4_rows(api, customer, credit, path):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from payments.withdrawals.services import withdrawal_request
+    from tests.payments.withdrawals.conftest import CUSTOMER_WALLET
+
+    credit(customer, "500.00")
+
+    def add_row():
+        if path == PAYMENTS:
+            payment_create_top_up(
+                customer=customer, amount_usd="50.00", network_key="local", asset_symbol="tUSDC"
+            )
+        else:
+            withdrawal_request(
+                customer=customer,
+                amount_usd=Decimal("10.00"),
+                network="local",
+                asset="tUSDC",
+                to_address=CUSTOMER_WALLET,
+                request_key=str(uuid4()),
+            )
+
+    def queries() -> int:
+        api.get(path)  # the token's last use is written once a minute: not counted below
+        with CaptureQueriesContext(connection) as captured:
+            assert len(ids(api.get(path))) == rows
+        return len(captured)
+
+    add_row()
+    rows = 1
+    one = queries()
+    for _ in range(3):
+        add_row()
+    rows = 4
+    assert queries() == one
