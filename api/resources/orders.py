@@ -26,7 +26,7 @@ from rental import selectors, services
 from rental.exceptions import PriceUnavailable
 from rental.forms import OrderConfigurationForm, OrderSshKeyForm
 from rental.models import ACCESS_STATUSES, Order, OrderStatus
-from rental.selectors_extensions import order_extendable
+from rental.selectors_extensions import extension_offers, order_extendable
 from rental.services.provisioning import order_set_ssh_key
 
 from .common import no_order
@@ -60,11 +60,13 @@ def own_order(request, order_id: int) -> Order:
 def order_body(order: Order) -> dict:
     """The order as its page shows it (what the detail and every write answer)."""
     ssh_key = stored_ssh_key(order.ssh_public_key)
+    extendable = order_extendable(order)
     context = {
         "access": selectors.order_access(order) if order.status in ACCESS_STATUSES else [],
         "ssh_key_fingerprint": ssh_key.fingerprint if ssh_key else None,
         "timeline": order_timeline(order),
-        "extendable": order_extendable(order),
+        "extendable": extendable,
+        "extension_offers": extension_offers(order) if extendable else [],
         "receipts": customer_order_receipt_numbers(
             customer_id=order.customer_id, order_id=order.pk
         ),

@@ -176,6 +176,19 @@ class TimelineEntrySerializer(serializers.Serializer):
     text = serializers.CharField()
 
 
+class ExtensionOfferSerializer(serializers.Serializer):
+    """One duration the rental can be extended by, at today's price
+    (rental.selectors_extensions.extension_offers)."""
+
+    duration_days = serializers.ChoiceField(choices=Duration.choices)
+    lot_price_usd = Money()
+    total_usd = Money()
+    currency = CurrencyField()
+    new_ends_at = serializers.DateTimeField(
+        help_text="The rental's end once paid, if paid before the current end."
+    )
+
+
 class OrderSummarySerializer(serializers.Serializer):
     """An order as the list shows it: the snapshot of what was confirmed, and its status."""
 
@@ -212,6 +225,7 @@ class OrderSerializer(OrderSummarySerializer):
 
     can_cancel = serializers.BooleanField(source="can_be_cancelled_by_customer")
     can_extend = serializers.SerializerMethodField()
+    extension_offers = serializers.SerializerMethodField()
     accepts_ssh_key = serializers.BooleanField()
     ssh_key_fingerprint = serializers.SerializerMethodField()
     access_notes = serializers.SerializerMethodField()
@@ -223,6 +237,11 @@ class OrderSerializer(OrderSummarySerializer):
     def get_can_extend(self, order) -> bool:
         """An active rental before its end: orders_extensions_create accepts it."""
         return self.context["extendable"]
+
+    @extend_schema_field(ExtensionOfferSerializer(many=True))
+    def get_extension_offers(self, order) -> list[dict]:
+        """What the extend page offers now; empty when the order cannot be extended."""
+        return ExtensionOfferSerializer(self.context["extension_offers"], many=True).data
 
     @extend_schema_field(ReceiptLinkSerializer(allow_null=True))
     def get_receipt(self, order) -> dict | None:

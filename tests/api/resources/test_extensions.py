@@ -87,11 +87,22 @@ def test_extend_then_pay_from_the_balance_moves_the_end(
     assert order.ends_at == old_end + timedelta(days=3)
 
 
-def test_the_order_says_whether_it_can_be_extended(api, active_order, order):
+def test_the_order_says_whether_it_can_be_extended_and_for_how_much(api, active_order, order):
     running = active_order()
 
-    assert api.get(f"/api/v1/orders/{running.pk}/").json()["can_extend"] is True
-    assert api.get(f"/api/v1/orders/{order.pk}/").json()["can_extend"] is False
+    detail = api.get(f"/api/v1/orders/{running.pk}/")
+
+    assert_matches_schema(detail, "get", "/api/v1/orders/{order_id}/")
+    assert detail.json()["can_extend"] is True
+    offers = {offer["duration_days"]: offer for offer in detail.json()["extension_offers"]}
+    assert sorted(offers) == [3, 7, 30]
+    assert offers[3]["total_usd"] == THREE_DAYS_TOTAL and offers[3]["lot_price_usd"] == "201.60"
+    new_end = running.ends_at + timedelta(days=3)
+    assert offers[3]["new_ends_at"] == new_end.isoformat().replace("+00:00", "Z")
+    # What the offer says is what asking for it freezes.
+    assert ask(api, running).json()["total_usd"] == offers[3]["total_usd"]
+    waiting = api.get(f"/api/v1/orders/{order.pk}/").json()
+    assert waiting["can_extend"] is False and waiting["extension_offers"] == []
 
 
 def test_asking_twice_for_the_same_duration_answers_the_one_waiting(api, active_order):
@@ -280,3 +291,29 @@ def test_the_extend_page_and_the_api_act_on_the_same_extension(api, customer, ac
     extension.refresh_from_db()
     assert extension.status == ExtensionStatus.PAID
     assert Order.objects.get(pk=order.pk).period == period + 1
+
+
+def test_the_list_costs_the_same_queries_for_1_and_3_extensions(api, active_order):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    order = active_order()
+    path = ORDER_EXTENSIONS.format(order_id=order.pk)
+
+    def queries(rows: int) -> int:
+        api.get(path)  # the token's last use is written once a minute: not counted below
+        with CaptureQueriesContext(connection) as captured:
+            response = api.get(path)
+        assert len(response.json()["results"]) == rows
+        return len(captured)
+
+    first = ask(api, order).json()["id"]
+    api.post(f"/api/v1/extensions/{first}/pay/balance/")  # paid: it has a receipt
+    one = queries(1)
+    second = ask(api, order).json()["id"]
+    api.post(f"/api/v1/extensions/{second}/cancel/")
+    ask(api, order, 7)
+
+    assert queries(3) == one
+    receipts = [row["receipt"] for row in api.get(path).json()["results"]]
+    assert [receipt is not None for receipt in receipts] == [False, False, True]

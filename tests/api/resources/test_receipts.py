@@ -170,3 +170,25 @@ def test_another_customers_refund_is_404(client_for, other_customer, paid):
 
     assert response.status_code == 404
     assert problem_of(response)["detail"] == "No such order in your account."
+
+
+def test_the_list_costs_the_same_queries_for_1_and_3_receipts(
+    api, customer, paid, credit, catalogue, place_order
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(rows: int) -> int:
+        api.get(RECEIPTS)  # the token's last use is written once a minute: not counted below
+        with CaptureQueriesContext(connection) as captured:
+            response = api.get(RECEIPTS)
+        assert len(response.json()["results"]) == rows
+        return len(captured)
+
+    one = queries(1)
+    for _ in range(2):
+        more = place_order(customer, catalogue["h100"], lots=1, duration_days=3)
+        credit(customer, "1000.00")
+        balance_pay_order(order_id=more.pk, customer=customer)
+
+    assert queries(3) == one
