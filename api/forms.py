@@ -43,8 +43,8 @@ class ApiTokenForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         error_messages={
             "required": _("Choose at least one scope."),
-            "invalid_choice": _("Choose scopes from the list: read, order, pay."),
-            "invalid_list": _("Choose scopes from the list: read, order, pay."),
+            "invalid_choice": _("Choose scopes from the list: read, order, pay, tokens."),
+            "invalid_list": _("Choose scopes from the list: read, order, pay, tokens."),
         },
     )
     expires_on = ASCIIDateField(

@@ -13,8 +13,11 @@ class Scope(models.TextChoices):
     """What a token may do; a view declares the scope each HTTP method needs."""
 
     READ = "read", _("Read: catalogue, orders, payments, balance")
-    ORDER = "order", _("Order: place and cancel orders, set the SSH key")
+    ORDER = "order", _("Order: place and cancel orders, set the SSH key and billing details")
     PAY = "pay", _("Pay: pay orders, open and declare crypto payments, top up")
+    # Listing, creating and revoking tokens through the API. A token only ever creates tokens
+    # within its own scopes and expiry (api.tokens.token_create), so this scope widens nothing.
+    TOKENS = "tokens", _("Tokens: list, create and revoke API tokens (never beyond its own)")
 
 
 SCOPE_ORDER = tuple(Scope.values)
@@ -46,7 +49,7 @@ class ApiToken(models.Model):
     name = models.CharField(_("name"), max_length=100)
     prefix = models.CharField(_("prefix"), max_length=8, unique=True)
     token_hash = models.CharField(max_length=64, unique=True)
-    scopes = models.CharField(_("scopes"), max_length=20)
+    scopes = models.CharField(_("scopes"), max_length=40)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)

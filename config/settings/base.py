@@ -523,6 +523,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "rental.models.OrderStatus",
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
+        "ApiTokenStatusEnum": "api.resources.tokens.TokenState.CHOICES",
     },
 }
 
