@@ -183,21 +183,17 @@ def _rendered(response) -> tuple[bytes, str]:
 
 def _finish(row: IdempotencyKey, response) -> HttpResponse:
     body, content_type = _rendered(response)
-    # A view answering a secret once (a new API token) sets `replay_data`: what a replay
-    # answers instead, so the secret is never stored here.
-    replay_data = getattr(response, "replay_data", None)
-    replay_body = body if replay_data is None else JSONRenderer().render(replay_data)
     kept = {name: response[name] for name in KEPT_HEADERS if name in response}
     stored = _ours(row).update(
         response_status=response.status_code,
-        response_body=replay_body,
+        response_body=body,
         response_content_type=content_type,
         response_headers=kept,
         completed_at=timezone.now(),
     )
     if not stored:
         raise _ClaimLost
-    # The first answer is the bytes that will be replayed (but for a secret answered once).
+    # The first answer is the bytes that will be replayed.
     final = HttpResponse(body, status=response.status_code, content_type=content_type)
     for name, value in response.items():
         if name.lower() not in {"content-type", "content-length"}:

@@ -5,12 +5,15 @@ A token creates only tokens within itself (its scopes, its expiry: token_create'
 `granted_by`); everything here needs the "tokens" scope, which no token without it can grant.
 """
 
+import json
+
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -24,6 +27,8 @@ from api.tokens import TokenEscalation, TokenRefused, owner_tokens, token_create
 
 from .input import bind
 
+# The request attribute carrying a new token from its creation to its answer.
+NEW_SECRET = "_api_token_new_secret"
 NO_TOKEN = gettext_lazy("No such API token in your account.")
 SCOPE = "tokens"
 
@@ -91,11 +96,6 @@ class CreatedTokenSerializer(TokenSerializer):
         ),
     )
 
-    def to_representation(self, created):
-        body = super().to_representation(created.token)
-        body["token"] = created.raw
-        return body
-
 
 def _escalation(exc: TokenEscalation):
     return problem(403, _("Beyond this token"), exc.message, "token-escalation")
@@ -130,8 +130,25 @@ class TokenListCreate(generics.ListAPIView):
             201: OpenApiResponse(CreatedTokenSerializer, description="The token, with its secret.")
         },
     )
-    @idempotent
     def post(self, request, *args, **kwargs):
+        response = self._create(request)
+        raw = getattr(request, NEW_SECRET, None)  # set only when the creation ran now
+        if raw is None or response.status_code != status.HTTP_201_CREATED:
+            return response
+        if isinstance(response, Response):  # no Idempotency-Key: not rendered yet
+            response.data["token"] = raw
+            return response
+        body = json.loads(response.content)
+        body["token"] = raw
+        response.content = JSONRenderer().render(body)
+        return response
+
+    post.idempotent = True
+
+    @idempotent
+    def _create(self, request):
+        """The creation; its answer (what an Idempotency-Key stores and replays) has the token
+        null, `post` adds it to this request's answer only (as webhook_endpoints_create)."""
         form = bind(TokenRequest, request.data, ApiTokenForm)
         try:
             created = token_create(
@@ -145,9 +162,9 @@ class TokenListCreate(generics.ListAPIView):
             raise _escalation(exc) from None
         except TokenRefused as refused:  # the calling token was revoked meanwhile
             raise AuthenticationFailed(REFUSALS[refused.reason]) from None
-        body = CreatedTokenSerializer(created).data
+        setattr(request, NEW_SECRET, created.raw)
+        body = {**TokenSerializer(created.token).data, "token": None}
         response = Response(body, status=status.HTTP_201_CREATED)
-        response.replay_data = {**body, "token": None}
         response["Location"] = reverse("api:token_detail", kwargs={"token_id": created.token.pk})
         return response
 
