@@ -14,6 +14,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.renderers import BaseRenderer
 from rest_framework.views import APIView
 
+from api.problems import PROBLEM_CONTENT_TYPE
 from payments.ledger import exports
 from payments.ledger.selectors.statement import customer_statement_between
 from pilot.services import kits
@@ -45,6 +46,15 @@ class ZipRenderer(_FileRenderer):
     charset = None
 
 
+def _problem(description: str) -> OpenApiResponse:
+    return OpenApiResponse({"$ref": "#/components/schemas/Problem"}, description=description)
+
+
+NOT_ACCEPTABLE = {
+    (406, PROBLEM_CONTENT_TYPE): _problem("The Accept header excludes this file's media type.")
+}
+
+
 class StatementCsv(APIView):
     required_scopes = {"GET": "read"}
     renderer_classes = [CsvRenderer]
@@ -61,7 +71,8 @@ class StatementCsv(APIView):
         responses={
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR, description="The CSV file (attachment)."
-            )
+            ),
+            **NOT_ACCEPTABLE,
         },
     )
     def get(self, request):
@@ -84,7 +95,11 @@ def _kit_response(request, order_id: int, build) -> HttpResponse:
     return response
 
 
-_ZIP = {(200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The zip.")}
+_ZIP = {
+    (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="The zip."),
+    (409, PROBLEM_CONTENT_TYPE): _problem("The order is not paid yet, or its rental is over."),
+    **NOT_ACCEPTABLE,
+}
 
 
 class KitDiagnostics(APIView):

@@ -6,7 +6,7 @@ in the order the order page shows them; a decision is recorded by pilot's own se
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import UnsupportedMediaType, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -61,6 +61,8 @@ class ReportListView(APIView):
     @idempotent
     def post(self, request, order_id: int):
         own_order(request, order_id)  # another customer's order: 404 before anything is read
+        if request.content_type.split(";")[0].strip() != "application/json":
+            raise UnsupportedMediaType(request.content_type)
         declared = ascii_int(request.META.get("CONTENT_LENGTH")) or 0
         if declared > reports.max_report_bytes():
             raise ReportTooLarge(limit_bytes=reports.max_report_bytes())

@@ -42,9 +42,9 @@ class TokenState:
 
 class TokenRequest(serializers.Serializer):
     name = serializers.CharField(max_length=100, help_text="What the token is for.")
-    scopes = serializers.MultipleChoiceField(
-        choices=Scope.choices,
-        allow_empty=False,
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=Scope.choices),
+        min_length=1,
         help_text="Only scopes the calling token has itself.",
     )
     expires_on = serializers.DateField(

@@ -196,3 +196,18 @@ def test_a_replayed_report_upload_stores_one_report(api, paid_order):
     assert first.status_code == again.status_code == 201
     assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
     assert DiagnosticsReport.objects.count() == 1
+
+
+def test_a_report_sent_as_another_media_type_is_a_415(api, paid_order):
+    raw = encode(build_report(paid_order))
+
+    response = api.client.post(
+        REPORTS.format(order_id=paid_order.pk),
+        data=raw,
+        content_type="text/plain",
+        **api.headers,
+    )
+
+    assert response.status_code == 415
+    assert problem_of(response)["status"] == 415
+    assert not DiagnosticsReport.objects.exists()
