@@ -17,7 +17,7 @@ from payments.ledger.selectors.statement import (
     customer_statement_between,
 )
 
-from .dates import CREATED_PARAMETERS, created_range
+from .filters import DATE_PARAMETERS, list_filters
 from .input import bind
 from .serializers import (
     BalanceSerializer,
@@ -53,9 +53,11 @@ class StatementList(generics.ListAPIView):
     pagination_class = StatementPagination
 
     def get_queryset(self):
-        created = created_range(self.request.query_params)
+        filters = list_filters(self.request)
         return customer_statement_between(
-            customer=self.request.user, created_after=created.after, created_before=created.before
+            customer=self.request.user,
+            created_after=filters.created_after,
+            created_before=filters.created_before,
         )
 
     @extend_schema(
@@ -64,7 +66,7 @@ class StatementList(generics.ListAPIView):
         description=(
             "Running balances are those of the whole statement, also on a page of a date range."
         ),
-        parameters=CREATED_PARAMETERS,
+        parameters=DATE_PARAMETERS,
         responses={200: StatementEntrySerializer(many=True)},
     )
     def get(self, request, *args, **kwargs):

@@ -21,7 +21,7 @@ from pilot.services import kits
 from rental.models import Order
 
 from .common import no_order
-from .dates import CREATED_PARAMETERS, created_range
+from .filters import DATE_PARAMETERS, list_filters
 
 
 class _FileRenderer(BaseRenderer):
@@ -67,7 +67,7 @@ class StatementCsv(APIView):
             "it is byte for byte the page's download; with them, its lines of that range "
             "(running balances those of the whole statement)."
         ),
-        parameters=CREATED_PARAMETERS,
+        parameters=DATE_PARAMETERS,
         responses={
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR, description="The CSV file (attachment)."
@@ -76,9 +76,11 @@ class StatementCsv(APIView):
         },
     )
     def get(self, request):
-        created = created_range(request.query_params)
+        filters = list_filters(request)
         entries = customer_statement_between(
-            customer=request.user, created_after=created.after, created_before=created.before
+            customer=request.user,
+            created_after=filters.created_after,
+            created_before=filters.created_before,
         )
         return exports.statement_csv(entries.iterator(chunk_size=500))
 

@@ -1,5 +1,6 @@
-"""The statement by date (created_after / created_before, UTC days) and as the balance page's
-CSV download, byte for byte."""
+"""The statement by date (created_after / created_before: a date, 00:00 UTC, or a date and time
+with its offset; the lists' filters of api.resources.filters) and as the balance page's CSV
+download, byte for byte."""
 
 import csv
 import io
@@ -51,6 +52,12 @@ def _amounts(response):
         ("created_after=2026-01-11&created_before=2026-01-12", [("20.00", "30.00")]),
         ("created_after=2026-01-13", []),
         ("created_before=2026-01-10", []),
+        ("created_before=2026-01-10T23:59:59Z", []),
+        (
+            "created_after=2026-01-10T23:59:59Z&created_before=2026-01-11T00:00:01%2B00:00",
+            [("20.00", "30.00"), ("10.00", "10.00")],
+        ),
+        ("created_after=2026-01-11T02:00:00%2B02:00", [("30.00", "60.00"), ("20.00", "30.00")]),
     ],
 )
 def test_date_filters_keep_the_running_balances_of_the_whole_statement(
@@ -73,27 +80,24 @@ def test_a_date_range_pages_with_its_cursor(api, dated_statement):
     assert api.get(following.json()["next"]).json()["next"] is None
 
 
+GIVE = "as YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SS with its offset (Z or +HH:MM)."
+ORDERED = "created_before must be later than created_after."
+
+
 @pytest.mark.parametrize("path", [STATEMENT, CSV])
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [
-        ("created_after=2026-1-11", "created_after", "Enter a date as YYYY-MM-DD"),
-        ("created_after=٢٠٢٦-٠١-١١", "created_after", "Enter a date as YYYY-MM-DD"),
-        ("created_after=２０２６-01-11", "created_after", "Enter a date as YYYY-MM-DD"),
-        ("created_before=2026-02-30", "created_before", "Enter a date as YYYY-MM-DD"),
-        ("created_before=2026-01-11T00:00:00Z", "created_before", "Enter a date as YYYY-MM-DD"),
-        ("created_before=yesterday", "created_before", "Enter a date as YYYY-MM-DD"),
-        ("created_after=", "created_after", "Enter a date as YYYY-MM-DD"),
-        (
-            "created_after=2026-01-12&created_before=2026-01-12",
-            "created_before",
-            "Choose a day after created_after",
-        ),
-        (
-            "created_after=2026-01-12&created_before=2026-01-11",
-            "created_before",
-            "Choose a day after created_after",
-        ),
+        ("created_after=2026-1-11", "created_after", GIVE),
+        ("created_after=٢٠٢٦-٠١-١١", "created_after", GIVE),
+        ("created_after=２０２６-01-11", "created_after", GIVE),
+        ("created_before=2026-02-30", "created_before", GIVE),
+        ("created_before=2026-01-11T00:00:00", "created_before", GIVE),  # no offset
+        ("created_before=2026-01-11T25:00:00Z", "created_before", GIVE),
+        ("created_before=yesterday", "created_before", GIVE),
+        ("created_after=", "created_after", GIVE),
+        ("created_after=2026-01-12&created_before=2026-01-12", "created_before", ORDERED),
+        ("created_after=2026-01-12&created_before=2026-01-11", "created_before", ORDERED),
     ],
 )
 def test_bad_dates_are_a_400_problem(api, dated_statement, path, query, field, message):
