@@ -49,7 +49,7 @@ class ApiToken(models.Model):
     name = models.CharField(_("name"), max_length=100)
     prefix = models.CharField(_("prefix"), max_length=8, unique=True)
     token_hash = models.CharField(max_length=64, unique=True)
-    scopes = models.CharField(_("scopes"), max_length=40)
+    scopes = models.CharField(_("scopes"), max_length=32)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)

@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="apitoken",
             name="scopes",
-            field=models.CharField(max_length=40, verbose_name="scopes"),
+            field=models.CharField(max_length=32, verbose_name="scopes"),
         ),
         migrations.AddConstraint(
             model_name="apitoken",

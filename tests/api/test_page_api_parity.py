@@ -94,6 +94,9 @@ PAGE_OPERATIONS: dict[str, tuple[str, ...] | str] = {
         "webhook_endpoints_replay",
     ),
     "webhooks:endpoint_enabled": ("webhook_endpoints_update",),
+    # The page's buttons of the webhooks branch (issue 23): fail here as gone pages until merged.
+    "webhooks:endpoint_rotate_secret": ("webhook_endpoints_rotate_secret",),
+    "webhooks:endpoint_ping": ("webhook_endpoints_ping",),
     "webhooks:endpoint_delete": ("webhook_endpoints_destroy",),
     "webhooks:delivery_redeliver": ("webhook_deliveries_redeliver",),
 }
