@@ -127,6 +127,7 @@ def test_the_csv_is_the_pages_download_byte_for_byte(
     assert response.status_code == 200
     assert response["Content-Type"] == page["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == page["Content-Disposition"]
+    assert "no-store" in response["Cache-Control"]
     body = _csv(response)
     assert body == _csv(page)
     rows = list(csv.reader(io.StringIO(body.decode())))

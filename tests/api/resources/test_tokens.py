@@ -42,6 +42,7 @@ def test_a_token_is_created_with_its_secret_once_and_listed_without_it(manager, 
     assert token.token_hash == token_hash(body["token"])
     assert body["prefix"] == f"gr_{token.prefix}_…" and body["status"] == "active"
     assert response["Location"] == f"{TOKENS}{token.pk}/"
+    assert "no-store" in response["Cache-Control"]  # the secret is kept by no cache
     # The new token works, within its scope.
     new = ApiClient(body["token"])
     assert new.get("/api/v1/balance/").status_code == 200
