@@ -6,9 +6,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
-from . import services
+from . import selectors, services
 from .forms import BillingDetailsForm, SshKeyForm
-from .models import BillingDetails
 from .ssh_keys import stored_ssh_key
 
 
@@ -50,7 +49,7 @@ def billing(request: HttpRequest) -> HttpResponse:
         services.user_set_billing_details(user=request.user, **form.cleaned_data)
         messages.success(request, _("Your billing details are saved for the next receipts."))
         return redirect("accounts:billing")
-    details = BillingDetails.objects.filter(user=request.user).first()
+    details = selectors.billing_details(user=request.user)
     initial = (
         {name: getattr(details, name) for name in BillingDetailsForm.base_fields} if details else {}
     )

@@ -43,8 +43,8 @@ class ApiTokenForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         error_messages={
             "required": _("Choose at least one scope."),
-            "invalid_choice": _("Choose scopes from the list: read, order, pay, withdraw."),
-            "invalid_list": _("Choose scopes from the list: read, order, pay, withdraw."),
+            "invalid_choice": _("Choose scopes from the list: read, order, pay, withdraw, tokens."),
+            "invalid_list": _("Choose scopes from the list: read, order, pay, withdraw, tokens."),
         },
     )
     expires_on = ASCIIDateField(

@@ -13,10 +13,13 @@ class Scope(models.TextChoices):
     """What a token may do; a view declares the scope each HTTP method needs."""
 
     READ = "read", _("Read: catalogue, orders, payments, balance")
-    ORDER = "order", _("Order: place and cancel orders, set the SSH key")
+    ORDER = "order", _("Order: place and cancel orders, set the SSH key and billing details")
     PAY = "pay", _("Pay: pay orders, open and declare crypto payments, top up")
     # Money leaving the site: never implied by another scope, asked for on its own.
     WITHDRAW = "withdraw", _("Withdraw: send USD balance out to a wallet address")
+    # Listing, creating and revoking tokens through the API. A token only ever creates tokens
+    # within its own scopes and expiry (api.tokens.token_create), so this scope widens nothing.
+    TOKENS = "tokens", _("Tokens: list, create and revoke API tokens (never beyond its own)")
 
 
 SCOPE_ORDER = tuple(Scope.values)

@@ -6,16 +6,17 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import User
 
 from .locks import lock_token
-from .models import ApiToken, scopes_text
+from .models import SCOPE_ORDER, ApiToken, scopes_text
 
 TOKEN_PREFIX = "gr"
 # gr_<8 lowercase hex>_<43 URL-safe characters>
@@ -34,11 +35,51 @@ class CreatedToken:
     raw: str  # shown to the customer once, never stored
 
 
+class TokenEscalation(Exception):
+    """A token asked for a token beyond itself: a scope it lacks, or a later (or no) expiry
+    where it expires. `message` says which, for the customer."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def _check_within(granting: ApiToken, scopes: set[str], expires_at: datetime | None) -> None:
+    missing = [scope for scope in SCOPE_ORDER if scope in scopes - granting.scope_set]
+    if missing:
+        raise TokenEscalation(
+            _("This token cannot create a token with scopes it does not have itself: %(scopes)s.")
+            % {"scopes": ", ".join(missing)}
+        )
+    if granting.expires_at is not None and (expires_at is None or expires_at > granting.expires_at):
+        raise TokenEscalation(
+            _(
+                "This token expires on %(expiry)s (UTC): a token it creates must expire by then "
+                "too. Choose an expiry day no later than %(day)s."
+            )
+            % {
+                "expiry": granting.expires_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+                # A day's token stops at the end of it (api.forms): the day before this one's.
+                "day": (granting.expires_at.astimezone(UTC).date() - timedelta(days=1)).isoformat(),
+            }
+        )
+
+
 def token_create(
-    *, owner: User, name: str, scopes, expires_at: datetime | None = None
+    *,
+    owner: User,
+    name: str,
+    scopes,
+    expires_at: datetime | None = None,
+    granted_by: ApiToken | None = None,
 ) -> CreatedToken:
     """A new token for `owner`. Raises ValueError for an empty name, unknown or no scopes,
-    or an expiry that is not in the future (the form says so to the customer first)."""
+    or an expiry that is not in the future (the form says so to the customer first).
+
+    `granted_by` is the token a script creates it with (the API; the account page passes
+    none): the new token may have only scopes it has and may not outlive it, else
+    TokenEscalation and nothing is created. It is locked while the new token is written, so a
+    token revoked meanwhile creates nothing (TokenRefused)."""
     name = name.strip()
     if not name:
         raise ValueError("a token needs a name")
@@ -51,6 +92,11 @@ def token_create(
         raw = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
         try:
             with transaction.atomic():
+                if granted_by is not None:
+                    granting = lock_token(token_id=granted_by.pk, owner=owner)
+                    if not granting.is_live(now):
+                        raise TokenRefused(TokenRefused.REVOKED)
+                    _check_within(granting, set(scopes), expires_at)
                 token = ApiToken.objects.create(
                     owner=owner,
                     name=name,

@@ -2,10 +2,8 @@
 
 from decimal import Decimal
 
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -14,8 +12,12 @@ from accounts.forms import SshKeyForm
 from accounts.ssh_keys import stored_ssh_key
 from api.idempotency import idempotent
 from api.pagination import CursorPagination
-from payments.ledger.selectors.statement import customer_balance_account, customer_statement
+from payments.ledger.selectors.statement import (
+    customer_balance_account,
+    customer_statement_between,
+)
 
+from .filters import DATE_PARAMETERS, list_filters
 from .input import bind
 from .serializers import (
     BalanceSerializer,
@@ -51,15 +53,20 @@ class StatementList(generics.ListAPIView):
     pagination_class = StatementPagination
 
     def get_queryset(self):
-        return customer_statement(customer=self.request.user).annotate(
-            sequence=Window(
-                RowNumber(), order_by=[F("transaction__created_at").asc(), F("pk").asc()]
-            )
+        filters = list_filters(self.request)
+        return customer_statement_between(
+            customer=self.request.user,
+            created_after=filters.created_after,
+            created_before=filters.created_before,
         )
 
     @extend_schema(
         operation_id="balance_statement_list",
         summary="The balance's ledger entries, newest first, each with the running balance",
+        description=(
+            "Running balances are those of the whole statement, also on a page of a date range."
+        ),
+        parameters=DATE_PARAMETERS,
         responses={200: StatementEntrySerializer(many=True)},
     )
     def get(self, request, *args, **kwargs):
@@ -78,7 +85,7 @@ def _saved_key(user) -> dict:
 
 
 class AccountSshKey(APIView):
-    required_scopes = {"GET": "read", "PUT": "order"}
+    required_scopes = {"GET": "read", "PUT": "order", "DELETE": "order"}
 
     @extend_schema(
         operation_id="account_ssh_key_retrieve",
@@ -105,3 +112,12 @@ class AccountSshKey(APIView):
         key = form.cleaned_data["ssh_public_key"]
         account_services.user_set_ssh_key(user=request.user, text=key.line if key else "")
         return Response(_saved_key(request.user))
+
+    @extend_schema(
+        operation_id="account_ssh_key_destroy",
+        summary="Remove the account's saved SSH public key (orders keep the key they were given)",
+        responses={204: OpenApiResponse(description="Removed (or there was none).")},
+    )
+    def delete(self, request):
+        account_services.user_set_ssh_key(user=request.user, text="")
+        return Response(status=status.HTTP_204_NO_CONTENT)

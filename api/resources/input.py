@@ -17,6 +17,7 @@ EXPECTED_NUMBER = _("Send this field as a whole number (or a string of the digit
 EXPECTED_AMOUNT = _('Send this amount as a JSON string, such as "25.00".')
 EXPECTED_BOOLEAN = _("Send this field as true or false.")
 EXPECTED_ID = _("Send this field as a whole number, or null.")
+EXPECTED_LIST = _("Send this field as a JSON list of strings.")
 # As api.problems.form_errors names them: the request as a whole.
 NON_FIELD = ""
 
@@ -32,6 +33,10 @@ def _type_error(field: serializers.Field, value) -> str | None:
         return None
     if isinstance(field, serializers.BooleanField):
         return None if isinstance(value, bool) else EXPECTED_BOOLEAN
+    if isinstance(field, serializers.ListField | serializers.MultipleChoiceField):
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return None
+        return EXPECTED_LIST
     numeric_choices = isinstance(field, serializers.ChoiceField) and all(
         _is_int(choice) for choice in field.choices
     )

@@ -6,13 +6,18 @@ in the order the order page shows them; a decision is recorded by pilot's own se
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import status
+from rest_framework.exceptions import UnsupportedMediaType, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.fields import ascii_int
 from api.idempotency import idempotent
+from api.problems import PROBLEM_CONTENT_TYPE
+from pilot.exceptions import ReportTooLarge
 from pilot.forms import DecisionForm
+from pilot.report import ReportRejected
 from pilot.selectors import DecisionView, order_pilot
-from pilot.services import decisions
+from pilot.services import decisions, reports
 from rental.models import Order
 
 from .common import no_order
@@ -25,7 +30,7 @@ DecisionList = inline_serializer("DecisionList", {"results": DecisionSerializer(
 
 
 class ReportListView(APIView):
-    required_scopes = {"GET": "read"}
+    required_scopes = {"GET": "read", "POST": "order"}
 
     @extend_schema(
         operation_id="orders_pilot_reports_list",
@@ -35,6 +40,44 @@ class ReportListView(APIView):
     def get(self, request, order_id: int):
         pilot = order_pilot(own_order(request, order_id))
         return Response({"results": ReportSerializer(pilot.reports, many=True).data})
+
+    @extend_schema(
+        operation_id="orders_pilot_reports_create",
+        summary="Store a diagnostics report (diagnose.py's report.json) on the order",
+        description=(
+            "As the order page's upload: the body is the report.json diagnose.py wrote, "
+            "unchanged, at most 256 KiB (413 beyond). A report that is not one answers 400; "
+            "an order not paid yet, ended, or with too many reports answers 409."
+        ),
+        request={"application/json": {"type": "object", "additionalProperties": True}},
+        responses={
+            201: OpenApiResponse(ReportSerializer, description="The report, stored."),
+            (413, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+                {"$ref": "#/components/schemas/Problem"},
+                description="The report is larger than the site accepts.",
+            ),
+        },
+    )
+    @idempotent
+    def post(self, request, order_id: int):
+        own_order(request, order_id)  # another customer's order: 404 before anything is read
+        if request.content_type.split(";")[0].strip() != "application/json":
+            raise UnsupportedMediaType(request.content_type)
+        declared = ascii_int(request.META.get("CONTENT_LENGTH")) or 0
+        if declared > reports.max_report_bytes():
+            raise ReportTooLarge(limit_bytes=reports.max_report_bytes())
+        try:
+            stored = reports.report_upload_by_customer(
+                order_id=order_id, customer=request.user, raw=request._request.body
+            )
+        except Order.DoesNotExist:
+            raise no_order() from None
+        except ReportRejected as exc:
+            raise ValidationError({"": [exc.message]}) from None
+        view = next(
+            r for r in order_pilot(own_order(request, order_id)).reports if r.report == stored
+        )
+        return Response(ReportSerializer(view).data, status=status.HTTP_201_CREATED)
 
 
 class DecisionListCreate(APIView):

@@ -2,7 +2,19 @@
 
 from django.urls import path
 
-from . import account, extensions, history, orders, payments, pilot, receipts, withdrawals
+from . import (
+    account,
+    billing,
+    downloads,
+    extensions,
+    history,
+    orders,
+    payments,
+    pilot,
+    receipts,
+    tokens,
+    withdrawals,
+)
 
 urlpatterns = [
     path("orders/", orders.OrderListCreate.as_view(), name="order_list"),
@@ -75,4 +87,17 @@ urlpatterns = [
     path("balance/", account.BalanceDetail.as_view(), name="balance"),
     path("balance/statement/", account.StatementList.as_view(), name="balance_statement"),
     path("account/ssh-key/", account.AccountSshKey.as_view(), name="account_ssh_key"),
+    # Part B of issue 23: billing, tokens, the statement as CSV, the pilot's kits.
+    path("account/billing/", billing.AccountBilling.as_view(), name="account_billing"),
+    path("tokens/", tokens.TokenListCreate.as_view(), name="token_list"),
+    path("tokens/<int:token_id>/", tokens.TokenDetail.as_view(), name="token_detail"),
+    path("balance/statement.csv", downloads.StatementCsv.as_view(), name="balance_statement_csv"),
+    path(
+        "orders/<int:order_id>/kit/diagnostics.zip",
+        downloads.KitDiagnostics.as_view(),
+        name="order_kit_diagnostics",
+    ),
+    path(
+        "orders/<int:order_id>/kit/pilot.zip", downloads.KitPilot.as_view(), name="order_kit_pilot"
+    ),
 ]

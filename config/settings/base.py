@@ -528,6 +528,7 @@ SPECTACULAR_SETTINGS = {
         "TransactionKindEnum": "payments.models.TransactionKind",
         "DecisionKindEnum": "pilot.models.DecisionKind",
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
+        "ApiTokenStatusEnum": "api.resources.tokens.TokenState.CHOICES",
     },
 }
 

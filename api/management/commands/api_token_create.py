@@ -20,7 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("email", help="the customer's email address")
         parser.add_argument("--name", default="command line", help="what the token is for")
         parser.add_argument(
-            "--scopes", default="read,order,pay", help="comma-separated: read, order, pay, withdraw"
+            "--scopes",
+            default="read,order,pay",
+            help="comma-separated: read, order, pay, withdraw, tokens",
         )
         parser.add_argument(
             "--days", type=int, help="expires after this many days (default: never)"

@@ -2,9 +2,10 @@
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Window
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, RowNumber
 from django.utils.translation import gettext
 
 from accounts.models import User
@@ -70,6 +71,32 @@ def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
         )
         .order_by("transaction__created_at", "pk")
     )
+
+
+def customer_statement_between(
+    *, customer: User, created_after: datetime | None = None, created_before: datetime | None = None
+) -> QuerySet[LedgerEntry]:
+    """customer_statement's entries created from `created_after` (included) until
+    `created_before` (excluded), oldest first, each with the running balance of the whole
+    statement and its `sequence` in it (1 for the oldest entry).
+
+    The statement is ordered by (created, pk), so the entries before a time are its first n:
+    the range is a range of `sequence`, a window over every entry, and filtering on it wraps
+    the query, so running balances stay those of the whole statement.
+    """
+    entries = customer_statement(customer=customer).annotate(
+        sequence=Window(RowNumber(), order_by=[F("transaction__created_at").asc(), F("pk").asc()])
+    )
+    own = LedgerEntry.objects.filter(
+        account__kind=LedgerAccountKind.CUSTOMER_BALANCE, account__customer=customer
+    )
+    if created_after is not None:
+        before_range = own.filter(transaction__created_at__lt=created_after).count()
+        entries = entries.filter(sequence__gt=before_range)
+    if created_before is not None:
+        until_end = own.filter(transaction__created_at__lt=created_before).count()
+        entries = entries.filter(sequence__lte=until_end)
+    return entries
 
 
 @dataclass(frozen=True, slots=True)

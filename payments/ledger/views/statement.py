@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from accounts.fields import ascii_int
 
-from ...csv_export import csv_download, text_cell
+from .. import exports
 from ..selectors.statement import customer_balance_account, customer_statement, statement_rows
 
 STATEMENT_PAGE_SIZE = 50
@@ -34,22 +34,7 @@ def statement(request: HttpRequest) -> HttpResponse:
     )
 
 
-STATEMENT_CSV_HEADER = ["date", "kind", "memo", "order", "amount_usd", "running_balance_usd"]
-
-
 @login_required
 @require_GET
 def statement_csv(request: HttpRequest) -> StreamingHttpResponse:
-    entries = customer_statement(customer=request.user).iterator(chunk_size=500)
-    rows = (
-        [
-            entry.transaction.created_at.isoformat(),
-            entry.transaction.kind,
-            text_cell(entry.transaction.memo),
-            entry.transaction.order.reference if entry.transaction.order else "",
-            f"{entry.amount:.2f}",
-            f"{entry.running_balance:.2f}",
-        ]
-        for entry in entries
-    )
-    return csv_download(header=STATEMENT_CSV_HEADER, rows=rows, filename="balance-statement.csv")
+    return exports.statement_csv(customer_statement(customer=request.user).iterator(chunk_size=500))

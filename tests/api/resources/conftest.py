@@ -44,13 +44,21 @@ class ApiClient:
     def put(self, path, body=None, **kwargs):
         return self._send("put", path, body, **kwargs)
 
+    def patch(self, path, body=None, **kwargs):
+        return self._send("patch", path, body, **kwargs)
+
+    def delete(self, path, **kwargs):
+        return self._send("delete", path, **kwargs)
+
 
 @pytest.fixture
 def client_for(db):
     """client_for(user, scopes=("read", "order", "pay")): an API client with a new token."""
 
-    def make(user, scopes=ALL_SCOPES) -> ApiClient:
-        created = token_create(owner=user, name="script", scopes=list(scopes))
+    def make(user, scopes=ALL_SCOPES, expires_at=None) -> ApiClient:
+        created = token_create(
+            owner=user, name="script", scopes=list(scopes), expires_at=expires_at
+        )
         return ApiClient(created.raw)
 
     return make

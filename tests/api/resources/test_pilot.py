@@ -3,7 +3,7 @@
 import pytest
 
 from payments.crypto.services.balance_payment import balance_pay_order
-from pilot.models import PilotDecision
+from pilot.models import DiagnosticsReport, PilotDecision
 from pilot.services.reports import report_upload_by_customer
 from rental.models import OrderStatus
 from tests.api.contract import assert_matches_schema
@@ -125,3 +125,89 @@ def test_another_customers_pilot_is_404(client_for, other_customer, paid_order, 
     assert reports.status_code == decisions.status_code == recorded.status_code == 404
     assert_matches_schema(reports, "get", "/api/v1/orders/{order_id}/pilot/reports/")
     assert not PilotDecision.objects.exists()
+
+
+# ------------------------------------------------------------------------ a report from a script
+
+REPORTS = "/api/v1/orders/{order_id}/pilot/reports/"
+
+
+def test_a_report_is_stored_as_the_order_pages_upload_stores_it(api, customer, paid_order):
+    raw = encode(build_report(paid_order, failed="torch"))
+
+    response = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw.decode())
+
+    assert response.status_code == 201, response.content
+    body = assert_matches_schema(response, "post", REPORTS)
+    stored = DiagnosticsReport.objects.get(order=paid_order)
+    assert body["id"] == stored.pk and stored.uploaded_by == customer
+    assert body["first_error_step"] == "torch"
+    listed = api.get(REPORTS.format(order_id=paid_order.pk)).json()["results"]
+    assert [row["id"] for row in listed] == [stored.pk]
+
+
+@pytest.mark.parametrize(
+    "raw", ['{"not": "a report"}', "[1, 2]", '{"schema_version": "٣"}', "not json"]
+)
+def test_a_body_that_is_no_report_is_a_400_and_stores_nothing(api, paid_order, raw):
+    response = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw)
+
+    assert response.status_code == 400
+    assert problem_of(response)["status"] == 400
+    assert not DiagnosticsReport.objects.exists()
+
+
+def test_a_report_too_large_is_a_413_problem(api, paid_order):
+    raw = '{"padding": "' + "x" * (300 * 1024) + '"}'
+
+    response = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw)
+
+    assert response.status_code == 413
+    assert_matches_schema(response, "post", REPORTS)
+    assert "larger than 256 KiB" in problem_of(response)["detail"]
+    assert not DiagnosticsReport.objects.exists()
+
+
+def test_a_report_on_another_order_or_another_customers_is_refused(
+    api, client_for, customer, other_customer, catalogue, place_order, paid_order
+):
+    raw = encode(build_report(paid_order)).decode()
+    theirs = client_for(other_customer).post(REPORTS.format(order_id=paid_order.pk), raw=raw)
+    assert theirs.status_code == 404
+    # The paid order's report sent to another order of the customer's: refused, as on the page.
+    another = place_order(customer, catalogue["h100"], lots=1, duration_days=3)
+    tampered = api.post(REPORTS.format(order_id=another.pk), raw=raw)
+    assert tampered.status_code == 400
+    assert f"not for order {another.reference}" in problem_of(tampered)["detail"]
+    reader = client_for(paid_order.customer, ["read"]).post(
+        REPORTS.format(order_id=paid_order.pk), raw=raw
+    )
+    assert reader.status_code == 403
+    assert not DiagnosticsReport.objects.exists()
+
+
+def test_a_replayed_report_upload_stores_one_report(api, paid_order):
+    raw = encode(build_report(paid_order)).decode()
+    headers = {"HTTP_IDEMPOTENCY_KEY": "report-1"}
+
+    first = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw, headers=headers)
+    again = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw, headers=headers)
+
+    assert first.status_code == again.status_code == 201
+    assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
+    assert DiagnosticsReport.objects.count() == 1
+
+
+def test_a_report_sent_as_another_media_type_is_a_415(api, paid_order):
+    raw = encode(build_report(paid_order))
+
+    response = api.client.post(
+        REPORTS.format(order_id=paid_order.pk),
+        data=raw,
+        content_type="text/plain",
+        **api.headers,
+    )
+
+    assert response.status_code == 415
+    assert problem_of(response)["status"] == 415
+    assert not DiagnosticsReport.objects.exists()
