@@ -109,11 +109,11 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_each_endpoint_gets_it_on
         path: [r for r in receiver.received if r.path == path and r.status == 200]
         for path in ("/a", "/b")
     }
-    ids = {r.headers["Webhook-Id"] for rs in answered.values() for r in rs}
+    ids = {r.headers["webhook-id"] for rs in answered.values() for r in rs}
     assert ids == {str(event.event_id)}
     assert all(r.signature_ok for rs in answered.values() for r in rs)
     # Each endpoint was answered for it once per attempt that reached it; the receiver
-    # deduplicates by Webhook-Id, and the delivery log says delivered once per endpoint.
+    # deduplicates by webhook-id, and the delivery log says delivered once per endpoint.
     assert WebhookDelivery.objects.filter(event=event).count() == 2
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
     for delivery in WebhookDelivery.objects.filter(event=event):
