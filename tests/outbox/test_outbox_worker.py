@@ -76,7 +76,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_each_endpoint_gets_it_on
     order_to_active(order, starts_at=now - timedelta(days=3, minutes=1), ends_at=now)
     first = endpoint_create(owner=customer, url=receiver.url("/a"), events=["order.ended"])
     second = endpoint_create(owner=customer, url=receiver.url("/b"), events=["order.ended"])
-    receiver.secrets.update({"/a": first.secret, "/b": second.secret})
+    receiver.secrets.update({"/a": [first.secret], "/b": [second.secret]})
     worker = harness.start()
 
     harness.send("rental.tasks.rentals_tick")
