@@ -18,6 +18,13 @@ ALL_EVENT_CHOICES = list(EVENT_TYPES)
 class EndpointSerializer(serializers.ModelSerializer):
     events = serializers.ListField(child=serializers.ChoiceField(choices=EVENT_CHOICES))
     disabled_reason = serializers.CharField()
+    previous_secret_expires_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text=(
+            "After a rotation: until then deliveries carry the old secret's signature too "
+            "(null when the endpoint's secret was never rotated)."
+        ),
+    )
 
     class Meta:
         model = WebhookEndpoint
@@ -29,6 +36,7 @@ class EndpointSerializer(serializers.ModelSerializer):
             "disabled_reason",
             "disabled_at",
             "consecutive_failures",
+            "previous_secret_expires_at",
             "created_at",
         )
         read_only_fields = fields
@@ -117,12 +125,9 @@ class RotatedSecretSerializer(EndpointSerializer):
             "Null in a replayed answer (Idempotent-Replayed: true)."
         ),
     )
-    previous_secret_expires_at = serializers.DateTimeField(
-        help_text="Until then deliveries carry the old secret's signature too."
-    )
 
     class Meta(EndpointSerializer.Meta):
-        fields = (*EndpointSerializer.Meta.fields, "secret", "previous_secret_expires_at")
+        fields = (*EndpointSerializer.Meta.fields, "secret")
         read_only_fields = fields
 
 

@@ -64,6 +64,9 @@ def test_rotation_shows_the_new_secret_once_and_signs_with_both_during_the_overl
     )
     endpoint.refresh_from_db()
     assert endpoint.secret == new  # not rotated twice
+    shown = api_client.get(f"/api/v1/webhooks/endpoints/{endpoint.pk}/").json()
+    assert shown["previous_secret_expires_at"] == response.json()["previous_secret_expires_at"]
+    assert "secret" not in shown
 
     credit_delivered(customer, credit, django_capture_on_commit_callbacks)
 
