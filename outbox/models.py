@@ -6,6 +6,7 @@ many times the event is delivered. `dispatched_at` is set once the handlers of O
 """
 
 import uuid
+from datetime import UTC
 
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
@@ -47,14 +48,15 @@ class OutboxEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.event_type} {self.event_id}"
 
+    @property
+    def timestamp(self) -> str:
+        """When the event happened, RFC 3339 in UTC."""
+        return self.created_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
     def envelope(self) -> dict:
-        """What a receiver gets: the same for every delivery of this event."""
-        return {
-            "id": str(self.event_id),
-            "type": self.event_type,
-            "created": self.created_at.isoformat(),
-            "data": self.payload,
-        }
+        """What a receiver gets (the Standard Webhooks payload; the id is the `webhook-id`
+        header): the same for every delivery of this event."""
+        return {"type": self.event_type, "timestamp": self.timestamp, "data": self.payload}
 
 
 class OutboxMessage(models.Model):

@@ -53,6 +53,17 @@ def outbox_emit(
     return event
 
 
+def outbox_record(*, event_type: str, account, payload: dict) -> OutboxEvent:
+    """An event written for the account's event list and sent by its caller alone (a
+    webhook ping to one endpoint): handed to no handler, so dispatched at once."""
+    return OutboxEvent.objects.create(
+        event_type=event_type,
+        account_id=_account_id(account),
+        payload=payload,
+        dispatched_at=timezone.now(),
+    )
+
+
 def outbox_emit_many(events: Iterable[tuple[str, object, dict]]) -> list[OutboxEvent]:
     """`outbox_emit` for many events at once: one INSERT whatever their number."""
 

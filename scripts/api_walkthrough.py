@@ -16,6 +16,7 @@ Standard library only. Exit status 0 once order.active arrived, 1 on an API erro
 """
 
 import argparse
+import base64
 import hashlib
 import hmac
 import http.server
@@ -49,13 +50,22 @@ def api(base: str, token: str, method: str, path: str, body: dict | None = None)
 
 
 def verify(secret: str, body: bytes, headers) -> bool:
-    """The signature check of the README: HMAC-SHA256(secret, timestamp + "." + body), and no
-    timestamp older than 5 minutes."""
-    timestamp = headers.get("Webhook-Timestamp", "")
-    if not timestamp.isdigit() or abs(time.time() - int(timestamp)) > 300:
+    """Standard Webhooks, with the standard library only: HMAC-SHA256 with the key
+    base64-decoded from after `whsec_`, over "<webhook-id>.<webhook-timestamp>.<body>", one of
+    the space-separated `v1,<base64>` signatures; no timestamp older than 5 minutes."""
+    msg_id = headers.get("webhook-id", "")
+    timestamp = headers.get("webhook-timestamp", "")
+    if not msg_id or not timestamp.isascii() or not timestamp.isdigit():
         return False
-    expected = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
-    return hmac.compare_digest(headers.get("Webhook-Signature", ""), "v1=" + expected.hexdigest())
+    if abs(time.time() - int(timestamp)) > 300:
+        return False
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    return any(
+        hmac.compare_digest(f"v1,{expected}", candidate)
+        for candidate in headers.get("webhook-signature", "").split(" ")
+    )
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -75,11 +85,12 @@ class Receiver(http.server.BaseHTTPRequestHandler):
         self.send_response(204)
         self.end_headers()
         with self.arrived:
-            if event["id"] in self.seen_ids:  # delivered at least once: deduplicate on the id
+            event_id = self.headers["webhook-id"]
+            if event_id in self.seen_ids:  # delivered at least once: deduplicate on the id
                 return
-            self.seen_ids.add(event["id"])
+            self.seen_ids.add(event_id)
             self.events[event["type"]] = event
-            print(f"  webhook {event['type']} ({event['id']})", flush=True)
+            print(f"  webhook {event['type']} ({event_id})", flush=True)
             self.arrived.notify_all()
 
     def log_message(self, *args):

@@ -381,7 +381,7 @@ class FaultRun:
     def arm_attackers(self, attackers: list[Customer]) -> None:
         from accounts.models import User
         from api.webhooks.services.endpoints import endpoint_create
-        from outbox.events import EVENT_TYPES
+        from outbox.events import SUBSCRIBABLE_EVENT_TYPES
 
         for attacker in attackers:
             owner = User.objects.get(pk=attacker.user_id)
@@ -389,7 +389,7 @@ class FaultRun:
                 endpoint_create(
                     owner=owner,
                     url=f"http://127.0.0.1:{self.trickle.port}/hook/{attacker.user_id}/{number}",
-                    events=list(EVENT_TYPES),
+                    events=list(SUBSCRIBABLE_EVENT_TYPES),
                 )
 
     # ---------------------------------------------------------------- the chain

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from api.serializers import UsdField
 from payments.crypto.forms import MAX_TOP_UP_USD
+from payments.crypto.selectors.state import PaymentState
 from payments.models import TransactionKind
 from pilot.models import DecisionKind
 from pilot.services.decisions import MOTIVATION_MAX_LENGTH
@@ -299,7 +300,11 @@ class PaymentSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="payment.pk")
     purpose = serializers.CharField(source="payment.purpose")
     order_id = serializers.IntegerField(source="payment.order_id", allow_null=True)
-    status = serializers.CharField(source="state", help_text="The payment page's state.")
+    status = serializers.ChoiceField(
+        source="state",
+        choices=PaymentState.choices,
+        help_text="The payment's state for you: the same strings as webhooks' `payment.status`.",
+    )
     status_label = serializers.CharField(source="state_label")
     asset = serializers.CharField(source="payment.asset")
     network = serializers.CharField(source="payment.network")

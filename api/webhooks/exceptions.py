@@ -37,3 +37,9 @@ class AttemptInFlight(WebhookError):
         " if it failed."
     )
     status = 409
+
+
+class ReplayOutOfBounds(WebhookError):
+    """`since` is too far back, in the future, or holds too many events; 400."""
+
+    status = 400

@@ -1,7 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from outbox.events import EVENT_TYPES
+from outbox.events import SUBSCRIBABLE_EVENT_TYPES
 
 
 class EndpointForm(forms.Form):
@@ -13,7 +13,7 @@ class EndpointForm(forms.Form):
     )
     events = forms.MultipleChoiceField(
         label=_("Events"),
-        choices=list(EVENT_TYPES.items()),
+        choices=list(SUBSCRIBABLE_EVENT_TYPES.items()),
         widget=forms.CheckboxSelectMultiple,
         error_messages={"required": _("Choose at least one event.")},
     )

@@ -35,3 +35,12 @@ def lock_delivery(*, delivery_id: int) -> WebhookDelivery | None:
         .filter(pk=delivery_id)
         .first()
     )
+
+
+def lock_deliveries(*, delivery_ids) -> list[WebhookDelivery]:
+    """Several deliveries, in primary-key order (after their endpoint's lock)."""
+    return list(
+        WebhookDelivery.objects.select_for_update(of=("self",), no_key=True)
+        .filter(pk__in=list(delivery_ids))
+        .order_by("pk")
+    )

@@ -1,7 +1,5 @@
 """Webhook endpoints, one delivery per (endpoint, event), one row per attempt."""
 
-import secrets
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -10,11 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from outbox.events import EVENT_TYPES
 from outbox.models import OutboxEvent
 
-SECRET_PREFIX = "whsec_"
-
-
-def new_secret() -> str:
-    return SECRET_PREFIX + secrets.token_urlsafe(32)
+from .signing import new_secret  # noqa: F401 (the secret's default; named by migration 0001)
 
 
 class DisabledReason(models.TextChoices):
@@ -30,8 +24,15 @@ class WebhookEndpoint(models.Model):
         verbose_name=_("owner"),
     )
     url = models.URLField(_("URL"), max_length=500)
-    # Kept in clear: signing needs it. Shown to the owner once, when the endpoint is created.
-    secret = models.CharField(_("signing secret"), max_length=80, default=new_secret)
+    # Kept in clear: signing needs it. Shown to the owner once, when the endpoint is created
+    # or its secret rotated. `whsec_` + base64 of the key (api.webhooks.signing).
+    secret = models.CharField(_("signing secret"), max_length=100, default=new_secret)
+    # The secret before the last rotation: deliveries are signed with it too until
+    # `previous_secret_expires_at` (WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS after the rotation).
+    previous_secret = models.CharField(_("previous signing secret"), max_length=100, blank=True)
+    previous_secret_expires_at = models.DateTimeField(
+        _("previous secret valid until"), null=True, blank=True
+    )
     events = models.JSONField(_("events"), default=list)
     enabled = models.BooleanField(_("enabled"), default=True)
     disabled_reason = models.CharField(
@@ -59,6 +60,17 @@ class WebhookEndpoint(models.Model):
 
     def __str__(self) -> str:
         return self.url
+
+    def signing_secrets(self, now) -> list[str]:
+        """The secrets a delivery made at `now` is signed with: the current one, and the
+        previous one while the rotation's overlap runs."""
+        if (
+            self.previous_secret
+            and self.previous_secret_expires_at
+            and now < (self.previous_secret_expires_at)
+        ):
+            return [self.secret, self.previous_secret]
+        return [self.secret]
 
     def subscribes_to(self, event_type: str) -> bool:
         return event_type in self.events

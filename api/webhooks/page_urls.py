@@ -12,6 +12,12 @@ urlpatterns = [
     path("<int:endpoint_id>/enabled/", pages.endpoint_enabled, name="endpoint_enabled"),
     path("<int:endpoint_id>/delete/", pages.endpoint_delete, name="endpoint_delete"),
     path(
+        "<int:endpoint_id>/rotate-secret/",
+        pages.endpoint_rotate_secret,
+        name="endpoint_rotate_secret",
+    ),
+    path("<int:endpoint_id>/ping/", pages.endpoint_ping, name="endpoint_ping"),
+    path(
         "deliveries/<int:delivery_id>/redeliver/",
         pages.delivery_redeliver,
         name="delivery_redeliver",

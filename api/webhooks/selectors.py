@@ -3,6 +3,7 @@
 from django.db.models import Count, Prefetch, QuerySet
 
 from accounts.models import User
+from outbox.models import OutboxEvent
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -39,3 +40,13 @@ def customer_deliveries(owner: User) -> QuerySet[WebhookDelivery]:
 
 def endpoints_with_counts(owner: User) -> QuerySet[WebhookEndpoint]:
     return customer_endpoints(owner).annotate(delivery_count=Count("deliveries"))
+
+
+def account_events(owner: User, *, event_type: str | None = None, since=None):
+    """The account's events (the outbox's rows for it), newest first."""
+    events = OutboxEvent.objects.filter(account=owner)
+    if event_type is not None:
+        events = events.filter(event_type=event_type)
+    if since is not None:
+        events = events.filter(created_at__gte=since)
+    return events.order_by("-created_at", "-pk")

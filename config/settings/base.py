@@ -476,6 +476,14 @@ WEBHOOK_RETRY_SCHEDULE_SECONDS = (10, 60, *(600,) * 6)
 # An endpoint is disabled, and its owner emailed, after this many events given up in a row
 # (each one failed 9 times over about an hour); any delivered event resets the count.
 WEBHOOK_DISABLE_AFTER_GAVE_UP = int(env("WEBHOOK_DISABLE_AFTER_GAVE_UP", "3"))
+# After a secret is rotated, deliveries carry the old secret's signature beside the new one's
+# for this long, so a receiver can switch secrets without refusing a delivery.
+WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS = int(
+    env("WEBHOOK_SECRET_ROTATION_OVERLAP_SECONDS", str(24 * 3600))
+)
+# Replaying events since a time reaches back at most this many days, and this many events.
+WEBHOOK_REPLAY_MAX_DAYS = 30
+WEBHOOK_REPLAY_MAX_EVENTS = 1000
 
 # Ordering.
 ORDER_MAX_LOTS = 10
@@ -523,12 +531,13 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "rental.models.OrderStatus",
         "ExtensionStatusEnum": "rental.models.ExtensionStatus",
-        "PaymentStateEnum": "payments.crypto.selectors.state.PaymentState",
+        "PaymentStatusEnum": "payments.crypto.selectors.state.PaymentState",
         "WithdrawalStatusEnum": "payments.models.WithdrawalStatus",
         "TransactionKindEnum": "payments.models.TransactionKind",
         "DecisionKindEnum": "pilot.models.DecisionKind",
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
         "ApiTokenStatusEnum": "api.resources.tokens.TokenState.CHOICES",
+        "EventTypeEnum": "api.webhooks.serializers.ALL_EVENT_CHOICES",
     },
 }
 

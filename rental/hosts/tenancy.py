@@ -38,7 +38,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import User
 from outbox.messages import enqueue
-from statemachine import StateMachine
+from statemachine import StateMachine, Transition
 
 from ..exceptions import RentalError
 from ..locks import lock_tenancy
@@ -51,6 +51,7 @@ from ..models import (
     Preparation,
 )
 from . import engine, handover
+from .events import tenancy_status_emit
 from .models import (
     TENANCY_TRANSITIONS,
     Tenancy,
@@ -94,7 +95,11 @@ def _refuse(tenancy: Tenancy, to_status: str) -> TenancyActionRefused:
     )
 
 
-# The tenancy's states: TENANCY_TRANSITIONS, its audit rows and its log line.
+def _emit(change: Transition) -> None:
+    tenancy_status_emit(change.obj)  # webhooks: access.ready, access.revoked
+
+
+# The tenancy's states: TENANCY_TRANSITIONS, its audit rows, its log line and its webhooks.
 TENANCY_STATES = StateMachine(
     name="tenancy",
     transitions=TENANCY_TRANSITIONS,
@@ -102,6 +107,7 @@ TENANCY_STATES = StateMachine(
     refuse=_refuse,
     logger=logger,
     describe=lambda tenancy: (f"tenancy {tenancy.account}", {"account": tenancy.account}),
+    effects=(_emit,),
 )
 
 

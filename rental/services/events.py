@@ -1,4 +1,5 @@
-"""What the rental tells the outbox (webhooks): an order paid, active, ending, ended, extended.
+"""What the rental tells the outbox (webhooks): an order paid, active, ending, ended, extended,
+cancelled or expired (an unpaid order released).
 
 Written in the transaction of the change (`order_set_status`, the reminder's email row), so
 the event commits with it or not at all. The data is the order as the API shows it, kept
@@ -16,6 +17,7 @@ STATUS_EVENTS = {
     OrderStatus.PAID: events.ORDER_PAID,
     OrderStatus.ACTIVE: events.ORDER_ACTIVE,
     OrderStatus.ENDED: events.ORDER_ENDED,
+    OrderStatus.CANCELLED: events.ORDER_CANCELLED,
 }
 
 
@@ -56,11 +58,20 @@ def access_data(order: Order) -> dict:
     }
 
 
-def order_status_emit(order: Order) -> None:
-    """The event of the status the order just reached, if it has one."""
+def order_status_emit(order: Order, *, from_status: str = "", actor=None) -> None:
+    """The event of the status the order just reached, if it has one. An order cancelled by
+    no one while it awaited payment was released because its time to pay ran out (its
+    payment expired, or its hold did): `order.expired`; any other cancellation (the
+    customer's, an operator's after a review) is `order.cancelled`."""
     event_type = STATUS_EVENTS.get(order.status)
     if event_type is None:
         return
+    if (
+        event_type == events.ORDER_CANCELLED
+        and actor is None
+        and from_status == OrderStatus.AWAITING_PAYMENT
+    ):
+        event_type = events.ORDER_EXPIRED
     data = {"order": order_data(order)}
     if order.status == OrderStatus.ACTIVE:
         data["access"] = access_data(order)

@@ -40,7 +40,8 @@ logger = logging.getLogger(__name__)
 
 
 def _emit(change: Transition) -> None:
-    order_status_emit(change.obj)  # webhooks: order.paid, order.active, order.ended
+    # webhooks: order.paid, .active, .ended, .cancelled, .expired
+    order_status_emit(change.obj, from_status=change.from_status, actor=change.actor)
 
 
 # The order's states: ALLOWED_TRANSITIONS, its audit rows, its log line and its webhooks.

@@ -76,7 +76,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_each_endpoint_gets_it_on
     order_to_active(order, starts_at=now - timedelta(days=3, minutes=1), ends_at=now)
     first = endpoint_create(owner=customer, url=receiver.url("/a"), events=["order.ended"])
     second = endpoint_create(owner=customer, url=receiver.url("/b"), events=["order.ended"])
-    receiver.secrets.update({"/a": first.secret, "/b": second.secret})
+    receiver.secrets.update({"/a": [first.secret], "/b": [second.secret]})
     worker = harness.start()
 
     harness.send("rental.tasks.rentals_tick")
@@ -109,11 +109,11 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_each_endpoint_gets_it_on
         path: [r for r in receiver.received if r.path == path and r.status == 200]
         for path in ("/a", "/b")
     }
-    ids = {r.headers["Webhook-Id"] for rs in answered.values() for r in rs}
+    ids = {r.headers["webhook-id"] for rs in answered.values() for r in rs}
     assert ids == {str(event.event_id)}
     assert all(r.signature_ok for rs in answered.values() for r in rs)
     # Each endpoint was answered for it once per attempt that reached it; the receiver
-    # deduplicates by Webhook-Id, and the delivery log says delivered once per endpoint.
+    # deduplicates by webhook-id, and the delivery log says delivered once per endpoint.
     assert WebhookDelivery.objects.filter(event=event).count() == 2
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"delivered"}
     for delivery in WebhookDelivery.objects.filter(event=event):

@@ -11,7 +11,7 @@ so nothing sends the delivery again while its attempt can still be running: the 
 for the lease, a manual redelivery is refused (AttemptInFlight) until the attempt is
 recorded. A worker killed during the POST leaves the delivery due again once the lease
 passes, and the minute sweep sends it then, with the same event id. So every event is
-delivered at least once; receivers deduplicate by `Webhook-Id`.
+delivered at least once; receivers deduplicate by `webhook-id`.
 
 The clock: the task runs on the real clock (a message that waited in a backlog claims, signs
 and schedules with the time it runs at); tests pass `now=` to `delivery_attempt` to drive
@@ -54,7 +54,7 @@ class Claim:
     delivery_id: int
     number: int
     url: str
-    secret: str
+    signing_secrets: tuple[str, ...]
     event_id: str
     body: bytes
 
@@ -111,7 +111,7 @@ def _claim(delivery_id: int, now: datetime) -> Claim | None:
             delivery_id=delivery.pk,
             number=delivery.attempts,
             url=endpoint.url,
-            secret=endpoint.secret,
+            signing_secrets=tuple(endpoint.signing_secrets(timezone.now())),
             event_id=str(delivery.event.event_id),
             body=signing.body_of(delivery.event.envelope()),
         )
@@ -146,7 +146,7 @@ def _send(claim: Claim) -> PostResult:
     if time.monotonic() >= deadline:
         return PostResult(None, deadline_error(), int((time.monotonic() - started) * 1000))
     headers = signing.headers(
-        secret=claim.secret,
+        signing_secrets=list(claim.signing_secrets),
         event_id=claim.event_id,
         timestamp=int(time.time()),  # the real time, whatever clock drives the schedule
         body=claim.body,

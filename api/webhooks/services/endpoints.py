@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.locks import lock_user
 from accounts.models import User
-from outbox.events import EVENT_TYPES
+from outbox.events import SUBSCRIBABLE_EVENT_TYPES
 from outbox.messages import enqueue
 
 from .. import guard
@@ -24,14 +24,14 @@ def clean_events(events) -> list[str]:
     """The subscribed event types, in the catalogue's order; InvalidEndpoint otherwise."""
     if not isinstance(events, list | tuple) or not all(isinstance(e, str) for e in events):
         raise InvalidEndpoint(_("Choose the events from the list."), field="events")
-    unknown = sorted(set(events) - set(EVENT_TYPES))
+    unknown = sorted(set(events) - set(SUBSCRIBABLE_EVENT_TYPES))
     if unknown:
         raise InvalidEndpoint(
             _("Unknown event: %(events)s.") % {"events": ", ".join(unknown)[:200]}, field="events"
         )
     if not events:
         raise InvalidEndpoint(_("Choose at least one event."), field="events")
-    return [name for name in EVENT_TYPES if name in events]
+    return [name for name in SUBSCRIBABLE_EVENT_TYPES if name in events]
 
 
 def clean_url(url) -> str:

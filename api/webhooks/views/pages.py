@@ -1,5 +1,6 @@
 """The account's webhook pages: list and create, one endpoint with its delivery log,
-enable/disable, delete, redeliver. Thin: parse, call one service, render."""
+enable/disable, delete, rotate its secret, ping it, redeliver. Thin: parse, call one service,
+render."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -7,6 +8,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -17,6 +19,8 @@ from ..exceptions import InvalidEndpoint, WebhookError
 from ..forms import EnabledForm, EndpointForm
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..services import endpoints as services
+from ..services.replay import endpoint_ping as ping_service
+from ..services.rotation import endpoint_rotate_secret as rotate_service
 
 LOG_PAGE_SIZE = 25
 # The session key under which a new endpoint's secret waits for its one showing.
@@ -50,6 +54,37 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
     return redirect("webhooks:endpoint_detail", endpoint_id=endpoint.pk)
 
 
+@login_required
+@require_POST
+def endpoint_rotate_secret(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    endpoint = _endpoint(request, endpoint_id)
+    try:
+        endpoint = rotate_service(endpoint_id=endpoint.pk, owner=request.user)
+    except WebhookEndpoint.DoesNotExist:
+        raise Http404 from None
+    request.session[NEW_SECRET] = {
+        "endpoint": endpoint.pk,
+        "secret": endpoint.secret,
+        "rotated": True,
+    }
+    return redirect("webhooks:endpoint_detail", endpoint_id=endpoint.pk)
+
+
+@login_required
+@require_POST
+def endpoint_ping(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    endpoint = _endpoint(request, endpoint_id)
+    try:
+        ping_service(endpoint_id=endpoint.pk, owner=request.user)
+    except WebhookEndpoint.DoesNotExist:
+        raise Http404 from None
+    except WebhookError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("A test ping is queued: see it in the delivery log."))
+    return redirect("webhooks:endpoint_detail", endpoint_id=endpoint.pk)
+
+
 def _endpoint(request: HttpRequest, endpoint_id: int) -> WebhookEndpoint:
     try:
         return selectors.customer_endpoint(request.user, endpoint_id)
@@ -62,15 +97,17 @@ def _endpoint(request: HttpRequest, endpoint_id: int) -> WebhookEndpoint:
 def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = _endpoint(request, endpoint_id)
     shown = request.session.get(NEW_SECRET) or {}
-    secret = None
+    secret, rotated = None, False
     if shown.get("endpoint") == endpoint.pk:
-        secret = shown["secret"]
+        secret, rotated = shown["secret"], shown.get("rotated", False)
         del request.session[NEW_SECRET]
     paginator = Paginator(selectors.endpoint_deliveries(endpoint), LOG_PAGE_SIZE)
     page = paginator.get_page(ascii_int(request.GET.get("page")) or 1)
     context = {
         "endpoint": endpoint,
         "secret": secret,
+        "rotated": rotated,
+        "now": timezone.now(),
         "page": page,
         "deliveries": page.object_list,
     }

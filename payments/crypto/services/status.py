@@ -166,7 +166,7 @@ class PaymentStatusBatch:
         if not events:
             return []
         events = create_rows(events)
-        payment_status_emit(events)  # webhooks: payment.detected, .confirmed, .review
+        payment_status_emit(events)  # webhooks: payment.<status> (events.STATUS_EVENTS)
         for event in events:
             PAYMENT_STATES.log_on_commit(
                 event.payment,

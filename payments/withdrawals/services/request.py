@@ -25,6 +25,7 @@ from ...models import (
     WithdrawalEvent,
     WithdrawalStatus,
 )
+from .events import withdrawal_status_emit
 from .status import (
     ADDRESS_PATTERN,
     ZERO_ADDRESS,
@@ -174,5 +175,7 @@ def withdrawal_request(
             )
         except InsufficientBalance as exc:  # only if the balance moved in between: it cannot
             raise WithdrawalAmountError(exc.message) from None
+        # The first status is written here, with the row (the setter writes the others).
+        withdrawal_status_emit(withdrawal)  # webhooks: withdrawal.requested
     transaction.on_commit(lambda: logger.info("withdrawal %s requested", withdrawal.reference))
     return withdrawal

@@ -30,6 +30,7 @@ from ...models import (
     WithdrawalEvent,
     WithdrawalStatus,
 )
+from .events import withdrawal_status_emit
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +98,12 @@ def _follow(change: Transition) -> None:
         enqueue("payments.tasks.withdrawal_event_email", change.audit.pk)
 
 
+def _emit(change: Transition) -> None:
+    withdrawal_status_emit(change.obj)  # webhooks: withdrawal.<status>, in this transaction
+
+
 # The withdrawal's states: WITHDRAWAL_TRANSITIONS, WithdrawalEvent as the audit row, the log
-# line, the check and the email that follow.
+# line, the webhook event, the check and the email that follow.
 WITHDRAWAL_STATES = StateMachine(
     name="withdrawal",
     transitions=WITHDRAWAL_TRANSITIONS,
@@ -106,7 +111,7 @@ WITHDRAWAL_STATES = StateMachine(
     refuse=lambda withdrawal, to: InvalidWithdrawalTransition(withdrawal.status, to),
     logger=logger,
     describe=_describe,
-    effects=(_follow,),
+    effects=(_emit, _follow),
 )
 
 

@@ -39,7 +39,7 @@ def endpoint_for(receiver):
 
     def make(customer, path: str = "/hook", events=ALL_EVENTS) -> WebhookEndpoint:
         endpoint = endpoint_create(owner=customer, url=receiver.url(path), events=list(events))
-        receiver.secrets[path] = endpoint.secret
+        receiver.secrets[path] = [endpoint.secret]
         return endpoint
 
     return make

@@ -167,7 +167,7 @@ def test_delivery_log_and_redelivery(
     assert again.status_code == 202, again.content
     assert_matches_schema(again, "post", REDELIVER)
     assert len(receiver.received) == 2
-    assert receiver.received[1].headers["Webhook-Id"] == entry["event_id"]
+    assert receiver.received[1].headers["webhook-id"] == entry["event_id"]
     # The same key replays the answer and sends nothing more.
     with django_capture_on_commit_callbacks(execute=True):
         replay = api_client.post(

@@ -4,15 +4,18 @@ redelivery. The clock of the retries is driven by calling the attempt with `now=
 task itself always runs on the real clock and signs with the real time)."""
 
 import time
-from datetime import timedelta
+import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.conf import settings
 from django.core import mail
 from django.urls import reverse
 from django.utils import timezone
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
-from api.webhooks import tasks
+from api.webhooks import signing, tasks
 from api.webhooks.models import DeliveryStatus, DisabledReason, WebhookDelivery
 from api.webhooks.services.delivery import delivery_attempt
 from api.webhooks.services.endpoints import delivery_redeliver, endpoint_set_enabled
@@ -46,12 +49,18 @@ def test_each_request_is_signed_with_the_endpoint_secret(
     event = credited(customer, "25.00")
 
     (request,) = receiver.received
+    # Verified by the standardwebhooks library itself, with the secret as the API showed it.
     assert request.signature_ok is True
-    assert request.headers["Webhook-Id"] == str(event.event_id)
+    assert Webhook(endpoint.secret).verify(request.body, dict(request.headers.items())) == (
+        request.event
+    )
+    assert request.headers["webhook-id"] == str(event.event_id)
+    assert request.headers["webhook-signature"].startswith("v1,")
     assert request.headers["Content-Type"] == "application/json"
     body = request.event
-    assert body["id"] == str(event.event_id)
+    assert set(body) == {"type", "timestamp", "data"}
     assert body["type"] == "balance.credited"
+    assert body["timestamp"] == event.created_at.astimezone(UTC).isoformat().replace("+00:00", "Z")
     assert body["data"]["credit"]["amount_usd"] == "25.00"
     assert body["data"]["credit"]["kind"] == "adjustment"
     delivery = WebhookDelivery.objects.get(endpoint=endpoint)
@@ -59,22 +68,39 @@ def test_each_request_is_signed_with_the_endpoint_secret(
     assert delivery.attempt_log.get().succeeded is True
 
 
-def test_a_tampered_body_or_another_secret_fails_verification(
+def _headers(request, **changed) -> dict[str, str]:
+    headers = dict(request.headers.items())
+    headers.update({name.replace("_", "-"): value for name, value in changed.items()})
+    return headers
+
+
+def test_a_tampered_id_body_timestamp_or_another_secret_fails_the_library(
     customer, receiver, endpoint_for, credited
 ):
-    from .receiver import verify_signature
-
-    endpoint_for(customer, events=[events.BALANCE_CREDITED])
+    endpoint = endpoint_for(customer, events=[events.BALANCE_CREDITED])
     credited(customer)
     (request,) = receiver.received
-    now = int(request.headers["Webhook-Timestamp"])
-    secret = receiver.secrets["/hook"]
-    assert verify_signature(secret, request.body, request.headers, now)
-    assert not verify_signature(
-        secret, request.body.replace(b"25.00", b"99.00"), request.headers, now
+    webhook = Webhook(endpoint.secret)
+    assert webhook.verify(request.body, _headers(request))["type"] == "balance.credited"
+
+    def refused(body, headers, secret=endpoint.secret):
+        with pytest.raises(WebhookVerificationError):
+            Webhook(secret).verify(body, headers)
+        return True
+
+    # The id is signed: the captured delivery cannot be replayed under another id.
+    assert refused(request.body, _headers(request, webhook_id=str(uuid.uuid4())))
+    assert refused(request.body.replace(b"25.00", b"99.00"), _headers(request))
+    sent_at = int(request.headers["webhook-timestamp"])
+    assert refused(request.body, _headers(request, webhook_timestamp=str(sent_at + 1)))
+    assert refused(request.body, _headers(request), secret=signing.new_secret())
+    # Signed right, but more than five minutes old: a replay.
+    old = datetime.fromtimestamp(sent_at - 301, tz=UTC)
+    resigned = webhook.sign(request.headers["webhook-id"], old, request.body.decode())
+    assert refused(
+        request.body,
+        _headers(request, webhook_timestamp=str(sent_at - 301), webhook_signature=resigned),
     )
-    assert not verify_signature("whsec_other", request.body, request.headers, now)
-    assert not verify_signature(secret, request.body, request.headers, now + 301)  # too old
 
 
 def test_an_event_goes_only_to_endpoints_subscribed_to_its_type(
@@ -113,7 +139,7 @@ def test_a_500_is_retried_after_10_seconds_with_the_same_event_id(
     delivery_attempt(delivery_id=delivery.pk, now=later)
 
     assert [r.status for r in receiver.received] == [500, 200]
-    assert {r.headers["Webhook-Id"] for r in receiver.received} == {str(event.event_id)}
+    assert {r.headers["webhook-id"] for r in receiver.received} == {str(event.event_id)}
     assert receiver.received[0].body == receiver.received[1].body
     assert all(r.signature_ok for r in receiver.received)
     delivery.refresh_from_db()
@@ -238,7 +264,7 @@ def test_manual_redelivery_sends_the_same_event_again_and_is_refused_while_disab
     with django_capture_on_commit_callbacks(execute=True):
         delivery_redeliver(delivery_id=delivery.pk, owner=customer)
 
-    assert [r.headers["Webhook-Id"] for r in receiver.received] == [str(event.event_id)] * 2
+    assert [r.headers["webhook-id"] for r in receiver.received] == [str(event.event_id)] * 2
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("delivered", 2)
 
@@ -304,7 +330,7 @@ def test_an_event_raised_while_disabled_after_failures_is_sent_once_enabled_agai
 
     last = receiver.received[-1]
     assert (len(receiver.received), last.status, last.signature_ok) == (10, 200, True)
-    assert last.headers["Webhook-Id"] == str(missed.event_id)
+    assert last.headers["webhook-id"] == str(missed.event_id)
     assert last.event["data"]["credit"]["amount_usd"] == "6.00"
     delivery = WebhookDelivery.objects.get(endpoint=endpoint, event=missed)
     assert (delivery.status, delivery.attempts) == ("delivered", 1)
@@ -336,7 +362,7 @@ def test_a_task_run_long_after_the_sweep_queued_it_signs_and_leases_on_the_real_
 
     second = receiver.received[-1]
     assert len(receiver.received) == 2
-    assert abs(int(second.headers["Webhook-Timestamp"]) - time.time()) < 5
+    assert abs(int(second.headers["webhook-timestamp"]) - time.time()) < 5
     assert second.signature_ok is True
     delivery.refresh_from_db()
     assert delivery.status == DeliveryStatus.FAILED

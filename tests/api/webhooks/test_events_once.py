@@ -56,7 +56,8 @@ def test_a_crypto_payment_detected_then_confirmed_writes_one_event_each(customer
     (detected,) = events_of(customer, "payment.detected")
     (confirmed,) = events_of(customer, "payment.confirmed")
     assert detected.payload["payment"]["reference"] == payment.reference
-    assert confirmed.payload["payment"]["status"] == "confirmed"
+    # The REST API's vocabulary (PaymentState): a confirmed payment is "paid" in both.
+    assert confirmed.payload["payment"]["status"] == "paid"
     assert detected.event_id != confirmed.event_id
     assert events_of(customer, "payment.review") == []
 
