@@ -16,6 +16,7 @@ from api.idempotency import idempotent
 from api.pagination import CursorPagination
 from payments.ledger.selectors.statement import customer_balance_account, customer_statement
 
+from . import examples
 from .input import bind
 from .serializers import (
     BalanceSerializer,
@@ -92,6 +93,7 @@ class AccountSshKey(APIView):
         operation_id="account_ssh_key_update",
         summary="Save the account's SSH public key; an empty key removes it",
         request=SshKeyRequest,
+        examples=examples.SSH_KEY_BODY,
         responses={200: SshKeySerializer},
     )
     @idempotent

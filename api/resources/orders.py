@@ -24,6 +24,7 @@ from rental.forms import OrderConfigurationForm, OrderSshKeyForm
 from rental.models import ACCESS_STATUSES, Order
 from rental.services.provisioning import order_set_ssh_key
 
+from . import examples
 from .common import no_order
 from .input import bind
 from .serializers import (
@@ -78,6 +79,7 @@ class OrderListCreate(generics.ListAPIView):
         operation_id="orders_create",
         summary="Place an order awaiting payment; it holds its lots for a while",
         request=OrderCreateRequest,
+        examples=examples.ORDER,
         responses={
             201: OpenApiResponse(OrderSerializer, description="The order, awaiting payment."),
         },
@@ -122,6 +124,7 @@ class OrderCancel(APIView):
             "request says `money_confirmed: true`: what arrived then goes to the USD balance."
         ),
         request=CancelRequest,
+        examples=examples.CANCEL,
         responses={200: OrderSerializer},
     )
     @idempotent
@@ -149,6 +152,7 @@ class OrderSshKey(APIView):
         operation_id="orders_ssh_key_update",
         summary="Give or replace the order's SSH public key, until its hosts are prepared",
         request=OrderSshKeyRequest,
+        examples=examples.ORDER_SSH_KEY,
         responses={200: OrderSerializer},
     )
     @idempotent

@@ -514,15 +514,27 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
-    # The Problem and FieldError components (api/schema.py), also set by api.schema's hook.
+    # Hooks: the Problem and FieldError components and every operation's problem answers
+    # (api/schema.py), the links between operations (api/schema_links.py), the live catalogue's
+    # GPU models as examples (api/schema_catalogue.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.schema.add_problem_responses",
+        "api.schema_links.add_links",
+        "api.schema_catalogue.add_catalogue_examples",
     ],
     # Choice sets used by fields of several names: one component name each.
     "ENUM_NAME_OVERRIDES": {
         "OrderStatusEnum": "rental.models.OrderStatus",
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
+        "PaymentStateEnum": "payments.crypto.selectors.state.PaymentState",
+        "PaymentPurposeEnum": "payments.models.PaymentPurpose",
+        "TransactionKindEnum": "payments.models.TransactionKind",
+        "DecisionKindEnum": "pilot.models.DecisionKind",
+        "NetworkEnum": "api.resources.serializers.NETWORK_CHOICES",
+        "AssetEnum": "api.resources.serializers.ASSET_CHOICES",
+        "WithdrawalStatusEnum": "payments.models.WithdrawalStatus",
+        "ExtensionStatusEnum": "rental.models.ExtensionStatus",
     },
 }
 

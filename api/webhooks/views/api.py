@@ -4,7 +4,7 @@ service, render. Scope "read" for reads, "order" for writes; every POST is idemp
 import json
 
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.renderers import JSONRenderer
@@ -77,6 +77,16 @@ class EndpointListView(ListAPIView):
             "Lost it? Delete the endpoint and create another."
         ),
         request=EndpointWriteSerializer,
+        examples=[
+            OpenApiExample(
+                "Orders paid and payments confirmed",
+                value={
+                    "url": "https://example.com/hooks/gpu-rental",
+                    "events": ["order.paid", "payment.confirmed"],
+                },
+                request_only=True,
+            )
+        ],
         responses={201: EndpointCreatedSerializer},
     )
     def post(self, request):
