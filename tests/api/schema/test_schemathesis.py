@@ -3,7 +3,7 @@ schemathesis's phases (the schema's examples, its coverage of bounds and enums, 
 stateful links between operations), as a customer of the tests' own data (api_world: a
 balance, orders, a payment, a webhook endpoint) with a real API token. Fails on any 5xx, a
 status code the operation does not document, or a Content-Type, body or header that does not
-match the schema.
+match the schema; and on input the schema calls invalid that the server accepts (CHECKS).
 
 Run by schemathesis's own engine (what `schemathesis run` runs) against a live server of the
 test database; sized for a 2-core machine (a few minutes) and deterministic (seeded, no
@@ -16,11 +16,20 @@ import schemathesis
 from schemathesis.engine import Status, events, from_schema
 
 CHECKS = [
+    # What the API answers matches the schema, and is never a 5xx.
     "not_a_server_error",
     "status_code_conformance",
     "content_type_conformance",
     "response_schema_conformance",
     "response_headers_conformance",
+    # The schema is no looser than the server: what it calls invalid the server refuses, a
+    # request without the token or a required header is refused, and a deleted object (a
+    # webhook endpoint) is gone while a created one can be read at once.
+    "negative_data_rejection",
+    "missing_required_header",
+    "ignored_auth",
+    "use_after_free",
+    "ensure_resource_availability",
 ]
 MAX_EXAMPLES = 20  # per operation and phase
 SEED = 23
