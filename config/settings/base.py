@@ -535,6 +535,7 @@ SPECTACULAR_SETTINGS = {
         "AssetEnum": "api.resources.serializers.ASSET_CHOICES",
         "WithdrawalStatusEnum": "payments.models.WithdrawalStatus",
         "ExtensionStatusEnum": "rental.models.ExtensionStatus",
+        "AccessStateEnum": "rental.hosts.models.TenancyStatus",
     },
 }
 
