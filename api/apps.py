@@ -7,4 +7,5 @@ class ApiConfig(AppConfig):
     verbose_name = _("API")
 
     def ready(self):
-        from . import schema  # noqa: F401 - registers the Bearer scheme with drf-spectacular
+        # Register the Bearer scheme and our field types with drf-spectacular.
+        from . import schema, schema_fields  # noqa: F401

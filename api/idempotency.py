@@ -68,8 +68,8 @@ def request_hash(request: Request) -> str:
         canonical = json.dumps(
             json.loads(body), sort_keys=True, separators=(",", ":"), ensure_ascii=False
         ).encode()
-    except (ValueError, UnicodeDecodeError):
-        canonical = body
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        canonical = body  # the parser refuses it (400) before anything is claimed
     digest = hashlib.sha256()
     for part in (request.method.encode(), request.get_full_path().encode(), canonical):
         digest.update(part)
@@ -224,6 +224,9 @@ def _idempotent_call(request: Request, call):
     if not KEY_PATTERN.fullmatch(raw_key):
         raise _key_problem()
     digest = request_hash(request)
+    # A body the parser refuses is answered its 400 now, before a key is claimed: a malformed
+    # request leaves nothing behind, as it would without a key.
+    request.data  # noqa: B018 - parses (and caches) the body
     for _attempt in range(3):
         row = _claim(request, raw_key, digest)
         if row is None:

@@ -1,5 +1,6 @@
 """RFC 9457 problem details for every error under /api/: DRF's exceptions, our services'
-domain errors, and Django's own 404 and 500 (config/urls.py points handler404/500 here).
+domain errors, a body over Django's upload limit, and Django's own 400, 404 and 500
+(config/urls.py points handler400/404/500 here).
 
 {"type", "title", "status", "detail", "instance"} and, for invalid input,
 "errors": [{"field", "message"}]. Content-Type application/problem+json.
@@ -8,7 +9,8 @@ domain errors, and Django's own 404 and 500 (config/urls.py points handler404/50
 import json
 import math
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
 from django.utils.translation import gettext as _
@@ -201,8 +203,20 @@ def _problem_for_domain_error(exc) -> Problem | None:
     return None
 
 
+def too_large_problem() -> Problem:
+    return Problem(
+        400,
+        _("Request too large"),
+        _("The request body is larger than %(limit)d KiB.")
+        % {"limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024},
+        "too-large",
+    )
+
+
 def as_problem(exc) -> Problem | None:
     """The problem an exception is answered with, or None (an unexpected error: 500)."""
+    if isinstance(exc, RequestDataTooBig):  # Django's limit, met reading the body
+        return too_large_problem()
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -242,6 +256,19 @@ def _plain_problem(request, status_code: int, title, detail, slug: str) -> HttpR
         status=status_code,
         content_type=PROBLEM_CONTENT_TYPE,
     )
+
+
+def bad_request(request, exception=None):
+    """handler400: problem+json under /api/ (whatever Django refused before a view could
+    answer), the site's page elsewhere."""
+    if request.path.startswith(API_PATH_PREFIX):
+        if isinstance(exception, RequestDataTooBig):
+            found = too_large_problem()
+            return _plain_problem(request, 400, found.title, found.detail, found.type_slug)
+        return _plain_problem(
+            request, 400, _("Bad request"), _("The request could not be read."), "bad-request"
+        )
+    return defaults.bad_request(request, exception)
 
 
 def not_found(request, exception=None):

@@ -41,7 +41,9 @@ _DESCRIPTIONS = {
     "401": _("No token, or a malformed, unknown, revoked or expired one."),
     "403": _("The token lacks the scope this operation needs."),
     "404": _("No such object in your account."),
+    "406": _("The Accept header asks for something other than JSON."),
     "409": _("The object's state refuses this, or the Idempotency-Key is in use."),
+    "415": _("The body is not JSON (send Content-Type: application/json)."),
     "422": _("The Idempotency-Key was used with another request."),
     "429": _("Rate limit reached: retry after the Retry-After header's seconds."),
 }
@@ -87,18 +89,23 @@ def _problem_response(status: str) -> dict:
 
 
 def _statuses(path: str, method: str, operation: dict) -> list[str]:
-    statuses = []
+    """What an operation can answer besides its own successes, as the server really does:
+    401/403/429 behind a token, 404 for an object in the path, 406 for an Accept that is not
+    JSON (DRF's negotiation, every operation), 400/409/415 for a write (the body, the state,
+    its Content-Type) and 422 where an Idempotency-Key applies (POST, PUT), 400 for an
+    operation with query or header parameters."""
+    statuses = ["406"]
     if operation.get("security") != [{}] and operation.get("security", True):
         statuses += ["401", "403", "429"]
     if "{" in path:
         statuses.append("404")
     if method in {"post", "put", "patch"}:
-        # POST and PUT take an Idempotency-Key (api.idempotency): 422 when it is reused with
-        # another body.
-        statuses += ["400", "409", "422"] if method in {"post", "put"} else ["400", "409"]
+        statuses += ["400", "409", "415"]
+        if method in {"post", "put"}:
+            statuses.append("422")
     elif method == "delete":
         statuses.append("409")
-    if operation.get("parameters"):
+    if any(p.get("in") in {"query", "header"} for p in operation.get("parameters", [])):
         statuses.append("400")
     return statuses
 

@@ -1,16 +1,52 @@
-"""Shapes shared by the API's responses: money as strings with 2 decimals, in USD."""
+"""Shapes shared by the API's responses and requests: money as strings with 2 decimals, in
+USD; chain addresses, transaction hashes and token amounts as the strings they are. Each says
+in the schema what it holds (api.schema_fields): a pattern, its bounds, an example."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from rental.models import Duration, Preparation
 
+EVM_ADDRESS_PATTERN = r"^0x[0-9a-fA-F]{40}$"
+TX_HASH_PATTERN = r"^0x[0-9a-fA-F]{64}$"
+
 
 class UsdField(serializers.DecimalField):
-    """ "893.76": a string with 2 decimals, never a float."""
+    """ "893.76": a string with 2 decimals, never a float. Not negative unless `signed` (a
+    statement's debits); a request's `max_value` is in the schema's pattern."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, *, signed: bool = False, **kwargs):
         kwargs.setdefault("read_only", True)
+        self.signed = signed
         super().__init__(max_digits=14, decimal_places=2, coerce_to_string=True, **kwargs)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": EVM_ADDRESS_PATTERN,
+        "examples": ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"],
+    }
+)
+class EvmAddressField(serializers.CharField):
+    """An EVM address: 0x and 40 hexadecimal characters (checksummed case)."""
+
+
+@extend_schema_field({"type": "string", "pattern": TX_HASH_PATTERN, "examples": ["0x" + "ab" * 32]})
+class TxHashField(serializers.CharField):
+    """A transaction's hash: 0x and 64 hexadecimal characters."""
+
+
+@extend_schema_field({"type": "string", "pattern": r"^[0-9]+$", "examples": ["893760000"]})
+class TokenUnitsField(serializers.CharField):
+    """A token amount in base units, as a string of digits (it may exceed 2**53)."""
+
+
+@extend_schema_field(
+    {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?$", "examples": ["893.760000"]}
+)
+class TokenAmountField(serializers.CharField):
+    """A token amount with all the token's decimals."""
 
 
 class LotPriceSerializer(serializers.Serializer):

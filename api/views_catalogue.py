@@ -11,6 +11,7 @@ from rental.forms import OrderConfigurationForm
 
 from .idempotency import idempotent
 from .problems import form_errors, validation_problem
+from .resources import examples
 from .serializers import CatalogueSerializer, ConfigurationSerializer, QuoteSerializer
 
 QUOTE_FIELDS = frozenset(ConfigurationSerializer().fields)
@@ -36,6 +37,7 @@ class QuoteView(APIView):
         operation_id="quote",
         summary="Price a configuration as the configurator's summary does",
         request=ConfigurationSerializer,
+        examples=examples.ORDER,
         responses={200: QuoteSerializer},
     )
     @idempotent

@@ -46,5 +46,6 @@ urlpatterns = [
 ]
 
 # Under /api/ Django's own 404 and 500 answer problem+json too; elsewhere the site's pages.
+handler400 = "api.problems.bad_request"
 handler404 = "api.problems.not_found"
 handler500 = "api.problems.server_error"

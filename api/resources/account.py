@@ -17,6 +17,7 @@ from payments.ledger.selectors.statement import (
     customer_statement_between,
 )
 
+from . import examples
 from .filters import DATE_PARAMETERS, list_filters
 from .input import bind
 from .serializers import (
@@ -99,6 +100,7 @@ class AccountSshKey(APIView):
         operation_id="account_ssh_key_update",
         summary="Save the account's SSH public key; an empty key removes it",
         request=SshKeyRequest,
+        examples=examples.SSH_KEY_BODY,
         responses={200: SshKeySerializer},
     )
     @idempotent

@@ -29,6 +29,7 @@ from rental.models import ACCESS_STATUSES, Order, OrderStatus
 from rental.selectors_extensions import extension_offers, order_extendable
 from rental.services.provisioning import order_set_ssh_key
 
+from . import examples
 from .common import no_order
 from .filters import DATE_PARAMETERS, created_between, list_filters, status_parameter
 from .input import bind
@@ -107,6 +108,7 @@ class OrderListCreate(generics.ListAPIView):
         operation_id="orders_create",
         summary="Place an order awaiting payment; it holds its lots for a while",
         request=OrderCreateRequest,
+        examples=examples.ORDER,
         responses={
             201: OpenApiResponse(OrderSerializer, description="The order, awaiting payment."),
         },
@@ -151,6 +153,7 @@ class OrderCancel(APIView):
             "request says `money_confirmed: true`: what arrived then goes to the USD balance."
         ),
         request=CancelRequest,
+        examples=examples.CANCEL,
         responses={200: OrderSerializer},
     )
     @idempotent
@@ -178,6 +181,7 @@ class OrderSshKey(APIView):
         operation_id="orders_ssh_key_update",
         summary="Give or replace the order's SSH public key, until its hosts are prepared",
         request=OrderSshKeyRequest,
+        examples=examples.ORDER_SSH_KEY,
         responses={200: OrderSerializer},
     )
     @idempotent

@@ -26,6 +26,7 @@ from payments.exceptions import InsufficientBalance
 from payments.models import CryptoPayment
 from rental.models import Order
 
+from . import examples
 from .common import no_order, no_payment, shortfall
 from .input import bind, stablecoin
 from .orders import order_response
@@ -82,6 +83,7 @@ class OrderPaymentCreate(APIView):
         operation_id="orders_payments_create",
         summary="Open (or reopen) the order's stablecoin payment at a fresh deposit address",
         request=StablecoinRequest,
+        examples=examples.STABLECOIN,
         responses={
             201: OpenApiResponse(PaymentSerializer, description="What to send, where, by when."),
         },
@@ -126,6 +128,7 @@ class PaymentDeclare(APIView):
         operation_id="payments_declare",
         summary='"I have paid": asks the worker to look now; it confirms nothing',
         request=DeclareRequest,
+        examples=examples.DECLARE,
         responses={200: PaymentSerializer},
     )
     @idempotent
@@ -149,6 +152,7 @@ class TopUpCreate(APIView):
         operation_id="top_ups_create",
         summary="Top up the USD balance in a stablecoin: a payment for the amount",
         request=TopUpRequest,
+        examples=examples.TOP_UP,
         responses={
             201: OpenApiResponse(PaymentSerializer, description="What to send, where, by when."),
         },

@@ -20,6 +20,7 @@ from pilot.selectors import DecisionView, order_pilot
 from pilot.services import decisions, reports
 from rental.models import Order
 
+from . import examples
 from .common import no_order
 from .input import bind
 from .orders import own_order
@@ -96,6 +97,7 @@ class DecisionListCreate(APIView):
         operation_id="orders_pilot_decisions_create",
         summary="Record a decision after the pilot, with its motivation (append-only)",
         request=DecisionRequest,
+        examples=examples.DECISION,
         responses={
             201: OpenApiResponse(DecisionSerializer, description="The decision, recorded."),
         },

@@ -10,17 +10,30 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from api.serializers import UsdField
+from api.serializers import (
+    EvmAddressField,
+    TokenAmountField,
+    TokenUnitsField,
+    TxHashField,
+    UsdField,
+)
+from payments.chain.networks import ASSET_SYMBOLS, NETWORK_KEYS
 from payments.crypto.forms import MAX_TOP_UP_USD
 from payments.crypto.selectors.state import PaymentState
-from payments.models import TransactionKind
+from payments.models import PaymentPurpose, TransactionKind
 from pilot.models import DecisionKind
 from pilot.services.decisions import MOTIVATION_MAX_LENGTH
 from rental.forms import CUSTOM_PREPARATION_MAX_LENGTH
+from rental.hosts.models import TenancyStatus
 from rental.models import ComputePlatform, Duration, OrderStatus, Preparation
 from rental.pricing import MAX_LOTS, MIN_LOTS
 
 CURRENCY = "USD"
+# The catalogue's slugs (GpuModel.slug): a string, not an enum; api.schema_catalogue adds the
+# live catalogue's slugs as examples.
+GPU_MODEL_SLUG_MAX_LENGTH = 40
+NETWORK_CHOICES = [(key, key) for key in NETWORK_KEYS]
+ASSET_CHOICES = [(symbol, symbol) for symbol in ASSET_SYMBOLS]
 
 
 Money = UsdField
@@ -41,7 +54,10 @@ class CurrencyField(serializers.ReadOnlyField):
 
 
 class OrderCreateRequest(serializers.Serializer):
-    gpu_model = serializers.CharField(help_text="The GPU model's slug, from the catalogue.")
+    gpu_model = serializers.SlugField(
+        max_length=GPU_MODEL_SLUG_MAX_LENGTH,
+        help_text="The GPU model's slug, from the catalogue (GET /api/v1/catalogue/).",
+    )
     duration_days = serializers.ChoiceField(choices=Duration.choices)
     lots = serializers.IntegerField(min_value=MIN_LOTS, max_value=MAX_LOTS)
     preparation = serializers.ChoiceField(choices=Preparation.choices)
@@ -61,16 +77,31 @@ class CancelRequest(serializers.Serializer):
 
 
 class StablecoinRequest(serializers.Serializer):
-    network = serializers.CharField(help_text='An enabled network\'s key, such as "local".')
-    asset = serializers.CharField(help_text='An asset of that network, such as "USDC".')
+    network = serializers.ChoiceField(
+        choices=NETWORK_CHOICES,
+        help_text="A network's key; only the networks this site enables are accepted (400).",
+    )
+    asset = serializers.ChoiceField(
+        choices=ASSET_CHOICES, help_text="An asset of that network (400 otherwise)."
+    )
 
 
 class TopUpRequest(StablecoinRequest):
-    amount = UsdField(read_only=False, max_value=MAX_TOP_UP_USD, help_text='USD, such as "50.00".')
+    amount = UsdField(
+        read_only=False,
+        max_value=MAX_TOP_UP_USD,
+        help_text=f'USD, such as "50.00": at least the site\'s minimum top-up, at most '
+        f"{MAX_TOP_UP_USD:.2f}.",
+    )
+
+
+@extend_schema_field({"type": "string", "pattern": r"^(0x[0-9a-fA-F]{64})?$"})
+class _OptionalTxHashField(serializers.CharField):
+    pass
 
 
 class DeclareRequest(serializers.Serializer):
-    tx_hash = serializers.CharField(
+    tx_hash = _OptionalTxHashField(
         required=False,
         allow_blank=True,
         max_length=66,
@@ -152,10 +183,11 @@ class HostAccessSerializer(serializers.Serializer):
     )
     cards = serializers.ListField(child=serializers.IntegerField(), help_text="From 1.")
     ssh_command = serializers.CharField()
-    state = serializers.CharField(
+    state = serializers.ChoiceField(
+        choices=[("", ""), *TenancyStatus.choices],
         help_text="This host's access: provisioning, verifying, ready, revoking, erased or "
         "quarantined (the removal not confirmed yet: the cards stay out of service); empty "
-        "for cards allocated before access was followed per host."
+        "for cards allocated before access was followed per host.",
     )
     ready_at = serializers.DateTimeField(
         allow_null=True, help_text="When the access was checked ready."
@@ -277,11 +309,11 @@ class OrderSerializer(OrderSummarySerializer):
 
 
 class TransferSerializer(serializers.Serializer):
-    tx_hash = serializers.CharField()
-    explorer_url = serializers.CharField()
+    tx_hash = TxHashField()
+    explorer_url = serializers.CharField(help_text="Empty on the local test chain.")
     block_number = serializers.IntegerField()
-    amount_units = serializers.CharField(help_text="Token base units.")
-    amount = serializers.CharField(help_text='With all the token\'s decimals: "893.760000".')
+    amount_units = TokenUnitsField(help_text="Token base units.")
+    amount = TokenAmountField(help_text='With all the token\'s decimals: "893.760000".')
     confirmations = serializers.IntegerField()
     required = serializers.IntegerField()
     confirmed = serializers.BooleanField()
@@ -298,7 +330,7 @@ class PaymentSerializer(serializers.Serializer):
     instructions only while money is due, for the amount still due."""
 
     id = serializers.IntegerField(source="payment.pk")
-    purpose = serializers.CharField(source="payment.purpose")
+    purpose = serializers.ChoiceField(source="payment.purpose", choices=PaymentPurpose.choices)
     order_id = serializers.IntegerField(source="payment.order_id", allow_null=True)
     status = serializers.ChoiceField(
         source="state",
@@ -306,18 +338,18 @@ class PaymentSerializer(serializers.Serializer):
         help_text="The payment's state for you: the same strings as webhooks' `payment.status`.",
     )
     status_label = serializers.CharField(source="state_label")
-    asset = serializers.CharField(source="payment.asset")
-    network = serializers.CharField(source="payment.network")
+    asset = serializers.ChoiceField(source="payment.asset", choices=ASSET_CHOICES)
+    network = serializers.ChoiceField(source="payment.network", choices=NETWORK_CHOICES)
     network_name = serializers.SerializerMethodField()
     chain_id = serializers.IntegerField(source="payment.chain_id")
-    token_address = serializers.CharField(source="payment.token_address")
+    token_address = EvmAddressField(source="payment.token_address")
     decimals = serializers.IntegerField(source="payment.decimals")
-    deposit_address = serializers.CharField(source="payment.deposit_address.address")
+    deposit_address = EvmAddressField(source="payment.deposit_address.address")
     amount_due_usd = Money(source="payment.amount_due_usd")
     amount_due_units = serializers.SerializerMethodField()
     amount_due = serializers.SerializerMethodField()
     amount_still_due_units = serializers.SerializerMethodField()
-    amount_still_due = serializers.CharField()
+    amount_still_due = TokenAmountField()
     amount_still_due_usd = Money()
     currency = CurrencyField()
     shows_instructions = serializers.BooleanField()
@@ -329,21 +361,26 @@ class PaymentSerializer(serializers.Serializer):
     transfers = TransferSerializer(many=True)
     can_declare = serializers.BooleanField()
     declared_at = serializers.DateTimeField(source="payment.declared_at", allow_null=True)
-    declared_tx_hash = serializers.CharField(source="payment.declared_tx_hash")
+    declared_tx_hash = serializers.CharField(
+        source="payment.declared_tx_hash", help_text="Empty when none was given."
+    )
     review_text = serializers.CharField()
     created_at = serializers.DateTimeField(source="payment.created_at")
 
     def get_network_name(self, view) -> str:
         return str(view.network.name) if view.network else view.payment.network
 
+    @extend_schema_field(TokenUnitsField)
     def get_amount_due_units(self, view) -> str:
         return str(int(view.payment.amount_due_units))
 
+    @extend_schema_field(TokenAmountField)
     def get_amount_due(self, view) -> str:
         from payments.chain.selectors import token_amount
 
         return token_amount(view.payment.amount_due_units, view.payment.decimals)
 
+    @extend_schema_field(TokenUnitsField)
     def get_amount_still_due_units(self, view) -> str:
         return str(view.amount_still_due_units)
 
@@ -367,12 +404,12 @@ class BalanceSerializer(serializers.Serializer):
 class StatementEntrySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     created_at = serializers.DateTimeField(source="transaction.created_at")
-    kind = serializers.CharField(source="transaction.kind")
+    kind = serializers.ChoiceField(source="transaction.kind", choices=TransactionKind.choices)
     kind_label = serializers.CharField(source="transaction.get_kind_display")
     memo = serializers.CharField(source="transaction.memo")
     order_id = serializers.IntegerField(source="transaction.order_id", allow_null=True)
     order_reference = serializers.SerializerMethodField()
-    amount_usd = Money(source="amount")
+    amount_usd = Money(source="amount", signed=True, help_text="Negative for a debit.")
     running_balance_usd = Money(source="running_balance")
     currency = CurrencyField()
 

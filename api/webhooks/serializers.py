@@ -13,6 +13,20 @@ from .models import DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndp
 EVENT_CHOICES = list(SUBSCRIBABLE_EVENT_TYPES)
 # The events list shows every type (a ping too).
 ALL_EVENT_CHOICES = list(EVENT_TYPES)
+URL_MAX_LENGTH = 500
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "format": "uri",
+        "pattern": "^https?://",
+        "maxLength": URL_MAX_LENGTH,
+        "examples": ["https://example.com/hooks/gpu-rental"],
+    }
+)
+class WebhookUrlField(serializers.CharField):
+    """An http or https URL (api.webhooks.guard checks the rest: where it resolves)."""
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -59,14 +73,14 @@ class EndpointCreatedSerializer(EndpointSerializer):
 
 
 class EndpointWriteSerializer(serializers.Serializer):
-    url = serializers.CharField(max_length=500)
+    url = WebhookUrlField(max_length=URL_MAX_LENGTH)
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_CHOICES), allow_empty=False
     )
 
 
 class EndpointUpdateSerializer(serializers.Serializer):
-    url = serializers.CharField(max_length=500, required=False)
+    url = WebhookUrlField(max_length=URL_MAX_LENGTH, required=False)
     events = serializers.ListField(
         child=serializers.ChoiceField(choices=EVENT_CHOICES), allow_empty=False, required=False
     )

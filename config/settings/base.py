@@ -504,7 +504,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "api.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.JSONParser"],  # nesting bounded (F2)
     "EXCEPTION_HANDLER": "api.problems.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
@@ -522,10 +522,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
-    # The Problem and FieldError components (api/schema.py), also set by api.schema's hook.
+    # Hooks: the Problem and FieldError components and every operation's problem answers
+    # (api/schema.py), the links between operations (api/schema_links.py), the live catalogue's
+    # GPU models as examples (api/schema_catalogue.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.schema.add_problem_responses",
+        "api.schema_links.add_links",
+        "api.schema_catalogue.add_catalogue_examples",
     ],
     # Choice sets used by fields of several names: one component name each.
     "ENUM_NAME_OVERRIDES": {
@@ -538,6 +542,10 @@ SPECTACULAR_SETTINGS = {
         "WebhookEventEnum": "api.webhooks.serializers.EVENT_CHOICES",
         "ApiTokenStatusEnum": "api.resources.tokens.TokenState.CHOICES",
         "EventTypeEnum": "api.webhooks.serializers.ALL_EVENT_CHOICES",
+        "PaymentPurposeEnum": "payments.models.PaymentPurpose",
+        "NetworkEnum": "api.resources.serializers.NETWORK_CHOICES",
+        "AssetEnum": "api.resources.serializers.ASSET_CHOICES",
+        "AccessStateEnum": "rental.hosts.models.TenancyStatus",
     },
 }
 

@@ -126,6 +126,13 @@ _PUBLIC = (
     ),
 )
 LOCAL_CHAIN_ID = 31337
+LOCAL_ASSET_SYMBOL = "tUSDC"
+# Every network key and asset symbol the code knows, enabled or not (the API schema's enums: a
+# release's list, never a deployment's settings).
+NETWORK_KEYS = (*(row[0] for row in _PUBLIC), "local")
+ASSET_SYMBOLS = tuple(
+    dict.fromkeys([asset[0] for row in _PUBLIC for asset in row[5]] + [LOCAL_ASSET_SYMBOL])
+)
 
 
 def _confirmations(key: str, default: int) -> int:
@@ -162,7 +169,7 @@ def all_networks() -> dict[str, Network]:
         name=_("Local test chain"),
         chain_id=LOCAL_CHAIN_ID,
         confirmations=_confirmations("local", 3),
-        assets=(Asset("tUSDC", "Test USD Coin", token, 6),) if token else (),
+        assets=(Asset(LOCAL_ASSET_SYMBOL, "Test USD Coin", token, 6),) if token else (),
     )
     return networks
 

@@ -6,7 +6,12 @@ import json
 
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
@@ -104,6 +109,16 @@ class EndpointListView(ListAPIView):
             "Lost it? Delete the endpoint and create another."
         ),
         request=EndpointWriteSerializer,
+        examples=[
+            OpenApiExample(
+                "Orders paid and payments confirmed",
+                value={
+                    "url": "https://example.com/hooks/gpu-rental",
+                    "events": ["order.paid", "payment.confirmed"],
+                },
+                request_only=True,
+            )
+        ],
         responses={201: EndpointCreatedSerializer},
     )
     def post(self, request):

@@ -13,7 +13,7 @@ from openapi_spec_validator import validate
 from tests.api.contract import openapi_schema
 
 
-def test_the_served_schema_is_valid_openapi(client):
+def test_the_served_schema_is_valid_openapi(client, db):  # db: its examples read the catalogue
     response = client.get("/api/v1/schema/?format=json")
     assert response.status_code == 200
     document = json.loads(response.content)
