@@ -48,6 +48,12 @@ class ReportRejected(Exception):
         self.message = message
 
 
+class ReportUnreadable(ReportRejected):
+    """The upload is not JSON text at all (not UTF-8, not valid JSON, nested too deeply): the
+    API answers it as any other unreadable body (its "malformed" problem), not as a report
+    that breaks a rule."""
+
+
 @dataclass(frozen=True, slots=True)
 class HostInfo:
     hostname: str
@@ -170,16 +176,16 @@ def _decode(raw: bytes) -> object:
     try:
         text = bytes(raw).decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ReportRejected(_("The report is not UTF-8 text.")) from None
+        raise ReportUnreadable(_("The report is not UTF-8 text.")) from None
     try:
         return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_repeated_keys)
     except json.JSONDecodeError as error:
-        raise ReportRejected(
+        raise ReportUnreadable(
             _("The report is not valid JSON (line %(line)d, column %(column)d).")
             % {"line": error.lineno, "column": error.colno}
         ) from None
     except RecursionError:
-        raise ReportRejected(_("The report is nested too deeply.")) from None
+        raise ReportUnreadable(_("The report is nested too deeply.")) from None
 
 
 # ------------------------------------------------------------------------------ field checks

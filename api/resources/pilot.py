@@ -6,7 +6,7 @@ in the order the order page shows them; a decision is recorded by pilot's own se
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import status
-from rest_framework.exceptions import UnsupportedMediaType, ValidationError
+from rest_framework.exceptions import ParseError, UnsupportedMediaType, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -15,7 +15,7 @@ from api.idempotency import idempotent
 from api.problems import PROBLEM_CONTENT_TYPE
 from pilot.exceptions import ReportTooLarge
 from pilot.forms import DecisionForm
-from pilot.report import ReportRejected
+from pilot.report import ReportRejected, ReportUnreadable
 from pilot.selectors import DecisionView, order_pilot
 from pilot.services import decisions, reports
 from rental.models import Order
@@ -59,20 +59,33 @@ class ReportListView(APIView):
             ),
         },
     )
-    @idempotent
     def post(self, request, order_id: int):
-        own_order(request, order_id)  # another customer's order: 404 before anything is read
+        # Before the Idempotency-Key reads the body, so that a key changes none of these
+        # answers: another customer's order is a 404 before anything is read, a body too large
+        # for a report its documented 413 (not the site-wide 400 for a body past
+        # DATA_UPLOAD_MAX_MEMORY_SIZE, which reading it for the key would give).
+        own_order(request, order_id)
         if request.content_type.split(";")[0].strip() != "application/json":
             raise UnsupportedMediaType(request.content_type)
         declared = ascii_int(request.META.get("CONTENT_LENGTH")) or 0
         if declared > reports.max_report_bytes():
             raise ReportTooLarge(limit_bytes=reports.max_report_bytes())
+        return self._store(request, order_id)
+
+    post.idempotent = True  # it takes an Idempotency-Key, through _store
+
+    @idempotent
+    def _store(self, request, order_id: int):
         try:
             stored = reports.report_upload_by_customer(
                 order_id=order_id, customer=request.user, raw=request._request.body
             )
         except Order.DoesNotExist:
             raise no_order() from None
+        except ReportUnreadable as exc:
+            # Not JSON at all: the "malformed" problem, as the API's parser answers it when an
+            # Idempotency-Key has the body parsed first.
+            raise ParseError(exc.message) from None
         except ReportRejected as exc:
             raise ValidationError({"": [exc.message]}) from None
         view = next(

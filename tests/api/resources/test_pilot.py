@@ -168,6 +168,36 @@ def test_a_report_too_large_is_a_413_problem(api, paid_order):
     assert not DiagnosticsReport.objects.exists()
 
 
+@pytest.mark.parametrize("size", [300 * 1024, 3 * 1024 * 1024], ids=["over-256-KiB", "over-2.5-MB"])
+def test_a_report_too_large_is_the_same_413_with_an_idempotency_key(api, paid_order, size):
+    """The key once had the body read first: past Django's 2.5 MB it answered the site-wide 400."""
+    raw = '{"padding": "' + "x" * size + '"}'
+    headers = {"HTTP_IDEMPOTENCY_KEY": f"large-{size}"}
+
+    response = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw, headers=headers)
+
+    assert response.status_code == 413, response.content[:300]
+    assert "larger than 256 KiB" in problem_of(response)["detail"]
+    assert not DiagnosticsReport.objects.exists()
+
+
+@pytest.mark.parametrize("key", [None, "deep-report"], ids=["no-key", "idempotency-key"])
+@pytest.mark.parametrize("raw", ["[" * 2000 + "]" * 2000, "not json"], ids=["deep", "not-json"])
+def test_a_body_that_is_no_json_is_the_malformed_problem_with_or_without_a_key(
+    api, paid_order, raw, key
+):
+    """Without a key the report's own reader read the body, and answered "validation"; with
+    one the API's parser did, and answered "malformed": one body, one answer."""
+    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+
+    response = api.post(REPORTS.format(order_id=paid_order.pk), raw=raw, headers=headers)
+
+    problem = problem_of(response)
+    assert response.status_code == 400 == problem["status"]
+    assert problem["type"].endswith("/malformed"), problem
+    assert not DiagnosticsReport.objects.exists()
+
+
 def test_a_report_on_another_order_or_another_customers_is_refused(
     api, client_for, customer, other_customer, catalogue, place_order, paid_order
 ):

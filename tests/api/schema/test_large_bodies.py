@@ -1,7 +1,7 @@
 """Found by trying what schemathesis does not send: a JSON body larger than Django's
 DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) answered Django's HTML "Bad Request (400)" page on every
 write under /api/, not a problem. It is now the API's 400 problem, saying why, and nothing
-changes."""
+changes; an operation that documents a smaller limit of its own answers its 413 problem."""
 
 import json
 
@@ -32,9 +32,13 @@ def test_a_body_over_the_upload_limit_is_a_400_problem(api_world, method, path, 
 
     assert response["Content-Type"] == "application/problem+json", response.content[:200]
     problem = response.json()
-    assert response.status_code == 400 == problem["status"]
+    documented = openapi_schema()["paths"][path][method]["responses"]
+    # An operation with a smaller limit of its own (a pilot report: 256 KiB) answers the 413
+    # problem it documents, with or without a key; every other write the site-wide 400.
+    expected = 413 if "413" in documented else 400
+    assert response.status_code == expected == problem["status"], problem
     assert "larger" in problem["detail"]
-    assert "400" in openapi_schema()["paths"][path][method]["responses"]
+    assert str(expected) in documented
     assert row_counts() == before
 
 
