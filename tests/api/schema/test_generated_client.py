@@ -18,6 +18,7 @@ from rental.models import Order, OrderStatus
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "gpu_rental_client"
+BINARY_TYPES = ("application/zip", "application/pdf")
 
 
 @pytest.fixture
@@ -25,9 +26,15 @@ def generated_client(live_server, tmp_path, monkeypatch):
     """The package generated from the schema the live server serves, importable."""
     with urllib.request.urlopen(live_server.url + "/api/v1/schema/?format=json") as answer:
         (tmp_path / "schema.json").write_bytes(answer.read())
-    (tmp_path / "config.json").write_text(
-        json.dumps({"post_hooks": [], "package_name_override": PACKAGE})
-    )
+    # The kits (application/zip) and receipts (application/pdf) are documented as what they
+    # are; the generator reads only application/octet-stream as bytes, and its own
+    # content_type_overrides is how a script tells it these are bytes too.
+    config = {
+        "post_hooks": [],
+        "package_name_override": PACKAGE,
+        "content_type_overrides": dict.fromkeys(BINARY_TYPES, "application/octet-stream"),
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
     result = subprocess.run(
         [
             str(GENERATOR),
