@@ -22,15 +22,23 @@ EXPECTED_LIST = _("Send this field as a JSON list of strings.")
 NON_FIELD = ""
 
 
+# Not a value of any JSON type: what a refused null is checked as, for its type's message.
+_NOT_NULL = object()
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _type_error(field: serializers.Field, value) -> str | None:
-    """What is wrong with the JSON type of `value` for `field`, or None. A null is left out,
-    as a missing field is (the form then says what it needs)."""
+    """What is wrong with the JSON type of `value` for `field`, or None. A null for a required
+    or nullable field is left out, as a missing field is (the form then says what it needs); a
+    null for an optional field the schema does not declare nullable is refused, as the schema
+    says, rather than read as "left out" (which PATCH account/billing/ read as "empty it")."""
     if value is None:
-        return None
+        if field.allow_null or field.required:
+            return None
+        return _type_error(field, _NOT_NULL)
     if isinstance(field, serializers.BooleanField):
         return None if isinstance(value, bool) else EXPECTED_BOOLEAN
     if isinstance(field, serializers.ListField | serializers.MultipleChoiceField):
