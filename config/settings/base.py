@@ -194,10 +194,16 @@ ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_EMAIL_NOTIFICATIONS = True
 # "[GPU rental] " / "[Noleggio GPU] ": the product's name in the language of the email.
 ACCOUNT_EMAIL_SUBJECT_PREFIX = format_lazy("[{}] ", _("GPU rental"))
+# Sign-ups and logins count only failures: a customer who gets in is never what a limit stops.
+# allauth's "login" and "signup" count every attempt, so they are off; "login_failed" is given
+# back when the password was right, "signup_failed" counts forms sent back with errors
+# (accounts.forms.SignupForm), and a right password always gets a fresh code for an address
+# still unconfirmed (accounts.adapter), whatever "confirm_email" allows the code page's resend.
 ACCOUNT_RATE_LIMITS = {
-    "login": "30/m/ip",
+    "login": "",
     "login_failed": "10/m/ip,5/5m/key",
-    "signup": "20/m/ip",
+    "signup": "",
+    "signup_failed": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
     "reset_password_from_key": "20/m/ip",
     "change_password": "5/m/user",
