@@ -263,7 +263,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
-# Mail (Django 6.1 MAILERS): console output unless an SMTP host is configured.
+# Mail (Django 6.1 MAILERS): logged (config/mail.py) unless an SMTP host is configured.
 EMAIL_HOST = env("EMAIL_HOST")
 if EMAIL_HOST:
     MAILERS = {
@@ -280,7 +280,8 @@ if EMAIL_HOST:
         }
     }
 else:
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    # Each email logged whole and readable, at INFO (config/mail.py).
+    MAILERS = {"default": {"BACKEND": "config.mail.ConsoleEmailBackend"}}
 del EMAIL_HOST
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
 # Where customers write to (the help page, and every "contact us").
