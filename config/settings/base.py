@@ -451,6 +451,9 @@ FINANCE_STEP_UP_THRESHOLD_USD = env("FINANCE_STEP_UP_THRESHOLD_USD", "500.00")
 # The local chain (anvil) and its test stablecoin: `manage.py local_chain_setup` deploys the
 # token and writes this file; LOCAL_TOKEN_ADDRESS overrides it.
 LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"
+# Seconds between the local chain's blocks: scripts/local-chain gives anvil the same variable.
+# The payment page polls at the pace of the payment's network (payments/chain/networks.py).
+LOCAL_CHAIN_BLOCK_TIME_SECONDS = float(env("ANVIL_BLOCK_TIME", "2"))
 LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 
 # Webhooks (api/webhooks/). Events written to the outbox go to these handlers after the commit.
