@@ -172,12 +172,14 @@ class PaymentView:
 
     @property
     def poll_seconds(self) -> int:
-        """How often the status refreshes: at the pace of the network's blocks, so that a
-        transfer shows "seen" and each confirmation n/N as the watcher records them, between
+        """How often the status refreshes: twice a block of the payment's network, so that
+        a state lasting one block — "seen" on make run's chain, a block before it is confirmed
+        — is shown, and each confirmation n/N as the watcher records it; between
         POLL_FASTEST_SECONDS and POLL_SLOWEST_SECONDS (a 12-second Ethereum block is not
         waited for: a declaration or an expiry shows sooner)."""
         block_time = self.network.block_time_seconds if self.network else POLL_SLOWEST_SECONDS
-        return max(POLL_FASTEST_SECONDS, min(POLL_SLOWEST_SECONDS, math.ceil(block_time)))
+        every = math.ceil(block_time / 2)
+        return max(POLL_FASTEST_SECONDS, min(POLL_SLOWEST_SECONDS, every))
 
     @property
     def can_declare(self) -> bool:
