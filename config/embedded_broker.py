@@ -18,6 +18,8 @@ many processes write at once. What this module changes in kombu's transport:
   acknowledged from its own memory when it stops);
 - the worker looks for messages every POLLING_INTERVAL_SECONDS (kombu's 1 s, with a prefetch
   of two, capped the worker at two tasks a second).
+- a wait for messages lasts at most DRAIN_WAIT_SECONDS, so that a stopping worker notices it
+  at once (the worker's loop asks for 2 s, and its warm shutdown outlasted honcho's 5 s).
 
 Not supported, as with kombu's transport: fanout exchanges, hence Celery's remote control
 (`celery inspect`), mingle and gossip, which the worker leaves out by itself; the messages a
