@@ -27,3 +27,10 @@ CELERY_BEAT_SCHEDULE = {  # noqa: F405
         "schedule": float(PAYMENT_SCAN_INTERVAL_SECONDS),
     },
 }
+
+# Ctrl-C stops make run's chain at once, often during the worker's last scan: urllib3 warned of
+# each retry ("Connection refused") before the scan's own RpcError, which is still logged.
+LOGGING = {  # noqa: F405
+    **LOGGING,  # noqa: F405
+    "loggers": {"urllib3.connectionpool": {"level": "ERROR"}},
+}

@@ -18,9 +18,8 @@ from tests.chain_fixtures import free_port
 
 from .stack import ROOT, embedded_env
 
-# The demo hosts need root and an SSH server, the chain anvil from node_modules: the others
-# are the processes whose shutdown went wrong.
-LEFT_OUT = {"hosts", "chain"}
+# The demo hosts need root and an SSH server (and make accounts on this machine).
+LEFT_OUT = {"hosts"}
 READY = {"web", "worker", "webhookworker", "hostworker", "beat"}
 READY_LINE = re.compile(r"^\S+ (\w+)\.1 +\| .*(?:ready\.|beat: Starting|Quit the server)", re.M)
 
@@ -41,7 +40,13 @@ def _workers_ready(text: str) -> bool:
 
 
 def test_ctrl_c_stops_make_runs_processes_without_errors(tmp_path):
-    env = embedded_env(tmp_path / "var", HOST="127.0.0.1")
+    anvil_port = free_port()
+    env = embedded_env(
+        tmp_path / "var",
+        HOST="127.0.0.1",
+        ANVIL_PORT=str(anvil_port),
+        RPC_URL_LOCAL=f"http://127.0.0.1:{anvil_port}",
+    )
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput"],
         cwd=ROOT, env=env, check=True, capture_output=True,
@@ -64,8 +69,12 @@ def test_ctrl_c_stops_make_runs_processes_without_errors(tmp_path):
         )  # fmt: skip
     try:
         _wait_for(log, stack, _workers_ready, "every process ready")
-        # A task has gone through the worker's pool (beat's scan, every 5 s).
-        _wait_for(log, stack, lambda text: "succeeded in" in text, "a task run")
+        # The chain's token is deployed and the worker has scanned it (beat's scan, every
+        # second on make run).
+        _wait_for(log, stack, lambda text: "Token address:" in text, "the chain set up")
+        _wait_for(
+            log, stack, lambda text: "scan_network" in text and "succeeded in" in text, "a scan"
+        )
 
         os.killpg(stack.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
         stack.wait(timeout=60)
@@ -78,6 +87,7 @@ def test_ctrl_c_stops_make_runs_processes_without_errors(tmp_path):
     for name in ("worker", "webhookworker", "hostworker"):
         assert re.search(rf"^\S+ {name}\.1 +\| worker: Warm shutdown", stopping, re.M), text
     assert "Traceback" not in text, text
+    assert "Connection refused" not in text, text  # the last scan, the chain already gone
     assert not re.findall(r".*\b(?:ERROR|CRITICAL)\b.*", text), text
     assert _processes_with(f"VAR_DIR={tmp_path / 'var'}") == [], "processes left running"
 
@@ -90,3 +100,30 @@ def _processes_with(variable: str) -> list[int]:
             if variable.encode() in environ.read_bytes().split(b"\0"):
                 found.append(int(environ.parent.name))
     return found
+
+
+READ_A_STOPPED_CHAIN = """
+import django
+django.setup()
+from payments.chain.networks import get_network
+from payments.chain.rpc import ChainClient, RpcError
+try:
+    ChainClient(get_network("local"), rpc_url="http://127.0.0.1:{port}/").head()
+except RpcError as error:
+    print("RpcError", type(error).__name__)
+"""
+
+
+def test_a_scan_of_the_stopped_chain_warns_of_no_retry(tmp_path):
+    """Ctrl-C stops the chain at once, often while the worker scans it: the scan's failure is
+    its own RpcError (retried, logged by the task), not a WARNING from urllib3 per attempt
+    ("Retrying ... Connection refused", seen before under the development settings)."""
+    port = free_port()
+    env = embedded_env(tmp_path / "var", RPC_URL_LOCAL=f"http://127.0.0.1:{port}/")
+    result = subprocess.run(
+        [sys.executable, "-c", READ_A_STOPPED_CHAIN.format(port=port)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert result.stdout.startswith("RpcError"), result.stdout + result.stderr
+    assert "Retrying" not in result.stderr, result.stderr
+    assert "Connection refused" not in result.stderr, result.stderr
