@@ -10,8 +10,13 @@ NODE_STAMP := node_modules/.installed-$(shell cat package.json package-lock.json
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # make run starts a local chain (anvil) with the test stablecoin and enables the local network.
+# make pay and make send-withdrawal find that chain by themselves (the address its setup records
+# in var/local-chain.json), unless ANVIL_PORT or RPC_URL_LOCAL is given to them.
+ifneq ($(filter command line environment,$(origin ANVIL_PORT)),)
+pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
+endif
 ANVIL_PORT ?= 8545
-run pay send-withdrawal: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
+run: export RPC_URL_LOCAL ?= http://127.0.0.1:$(ANVIL_PORT)
 # No process assumes its settings (config/startup.py): the developer's targets name theirs.
 run pay send-withdrawal soak messages: export DJANGO_SETTINGS_MODULE ?= config.settings.dev
 # Links in emails point where make run serves the site, unless SITE_URL says otherwise (honcho
@@ -36,7 +41,7 @@ help:
 	@echo "make bench  - benchmarks (ratios against an in-process baseline)"
 	@echo "make soak   - make run under a customer load for SOAK_MINUTES (30), then check it all"
 	@echo "make fault-run - the production roles under load with faults (FAULT_MINUTES, 10), a verdict"
-	@echo "make pay PAYMENT=<id> - pay a crypto payment from a funded account of the local chain"
+	@echo "make pay PAYMENT=PAY-000001 - pay a crypto payment (its reference) from the local chain"
 
 $(PY):
 	scripts/find-python -m venv $(VENV)
@@ -106,7 +111,7 @@ messages: install
 	$(PY) manage.py compilemessages -l it --ignore '.venv/*' --ignore 'node_modules/*'
 
 pay: install
-	@test -n "$(PAYMENT)" || { echo "usage: make pay PAYMENT=<payment id> [UNITS=<token units>]"; exit 2; }
+	@test -n "$(PAYMENT)" || { echo "usage: make pay PAYMENT=<reference, e.g. PAY-000001> [UNITS=<token units>]"; exit 2; }
 	$(PY) manage.py pay_local $(PAYMENT) $(if $(UNITS),--units $(UNITS),)
 
 send-withdrawal: install

@@ -1,4 +1,6 @@
 from allauth.account.adapter import DefaultAccountAdapter
+from allauth.account.models import EmailAddress
+from allauth.core import ratelimit
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import get_language
@@ -19,3 +21,15 @@ class AccountAdapter(DefaultAccountAdapter):
         language = owner.language if owner else get_language()
         with translation.override(language or settings.LANGUAGE_CODE):
             super().send_mail(template_prefix, email, {"owner": owner, **context})
+
+    def authenticate(self, request, **credentials):
+        """A right password for an address not yet confirmed earns a fresh code at once: the
+        limit on codes sent ("confirm_email") is there against mail floods by whoever types an
+        address, and must not turn a customer who signed up a minute ago in another tab away
+        as "too many failed login attempts"."""
+        user = super().authenticate(request, **credentials)
+        email = credentials.get("email")
+        unconfirmed = EmailAddress.objects.filter(user=user, email__iexact=email, verified=False)
+        if user is not None and email and unconfirmed.exists():
+            ratelimit.clear(request, action="confirm_email", key=email.lower())
+        return user

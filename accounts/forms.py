@@ -1,4 +1,5 @@
 from allauth.account.forms import SignupForm as AllauthSignupForm
+from allauth.core import context, ratelimit
 from django import forms
 from django.contrib.auth.hashers import make_password
 from django.utils.translation import gettext_lazy as _
@@ -33,6 +34,18 @@ class SignupForm(AllauthSignupForm):
         if not value:
             raise forms.ValidationError(_("This field is required."), code="required")
         return value
+
+    def full_clean(self):
+        """Only sign-ups sent back with errors count against the limit ("signup_failed" in
+        ACCOUNT_RATE_LIMITS): new customers signing up one after another are never stopped."""
+        request = context.request
+        counted = self.is_bound and request is not None and request.method == "POST"
+        limited = counted and not ratelimit.consume(request, action="signup_failed", dry_run=True)
+        super().full_clean()
+        if limited:
+            self.add_error(None, _("Too many failed sign-up attempts. Try again later."))
+        elif counted and self._errors:
+            ratelimit.consume(request, action="signup_failed")
 
     def try_save(self, request):
         """allauth's enumeration prevention: a taken address creates no account, gets the same

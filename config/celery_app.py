@@ -2,11 +2,12 @@
 (`celery -A config.celery_app ...`, `manage.py outbox_relay`) and the tests. Web processes never
 import it: their tasks leave through the outbox (outbox/messages.py)."""
 
+import os
 import time
 
 from celery import Celery
 from celery.schedules import crontab
-from celery.signals import before_task_publish
+from celery.signals import before_task_publish, worker_process_init
 from django.conf import settings
 
 from monitoring.signals import connect_task_signals
@@ -41,3 +42,14 @@ def _stamp_publish_time(headers=None, **_kwargs) -> None:
     the oldest message waiting in each queue (monitoring/queues.py)."""
     if headers is not None:
         headers.setdefault("published_at", time.time())
+
+
+@worker_process_init.connect
+def _leave_the_stop_signal_to_the_main_process(**_kwargs) -> None:
+    """Each pool process gets a process group of its own. honcho (`make run`) stops a worker
+    with SIGTERM to its whole group: the pool processes died of it at once, their tasks cut
+    short, and the main process logged "Process 'ForkPoolWorker-1' exited with 'signal 15
+    (SIGTERM)'" as an ERROR. Now only the main process hears it and stops them itself, after
+    their tasks (warm shutdown); a cold shutdown or a time limit still ends them (billiard
+    signals a group leader's whole group: a task's subprocesses too)."""
+    os.setpgid(0, 0)

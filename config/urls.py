@@ -1,6 +1,8 @@
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin, messages
+from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 
@@ -23,6 +25,11 @@ def _admin_login_with_second_factor(request, *args, **kwargs):
     return _admin_login(request, *args, **kwargs)
 
 
+def _favicon(request):
+    """Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says."""
+    return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
 admin.site.login = _admin_login_with_second_factor
 _admin_has_permission = admin.site.has_permission
 admin.site.has_permission = lambda request: (
@@ -30,6 +37,7 @@ admin.site.has_permission = lambda request: (
 )
 
 urlpatterns = [
+    path("favicon.ico", _favicon),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("account/api-tokens/", include("api.account_urls")),

@@ -9,6 +9,8 @@ The database enforces the balance of every transaction at commit and refuses upd
 deletes (migration 0002); corrections are reversing transactions.
 """
 
+import re
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -484,6 +486,13 @@ class CryptoPayment(models.Model):
     @property
     def reference(self) -> str:
         return f"PAY-{self.pk:06d}"
+
+    @staticmethod
+    def pk_from_reference(text: str) -> int | None:
+        """The id in a reference as pages show it ("PAY-000001", any case) or a bare number
+        ("1", "000001"); None when the text is neither."""
+        match = re.fullmatch(r"(?:PAY-)?(\d+)", text.strip(), re.IGNORECASE)
+        return int(match.group(1)) if match else None
 
     @property
     def unallocated_usd(self):

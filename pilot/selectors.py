@@ -11,6 +11,7 @@ from datetime import datetime
 from django.utils.translation import gettext as _
 
 from rental.models import Order
+from rental.selectors_extensions import extension_timeline
 
 from .models import PILOT_STATUSES, DecisionKind, DiagnosticsReport, PilotDecision
 from .presentation import HandoverView, StepView, handover_view, report_label, steps_view
@@ -109,17 +110,20 @@ def order_pilot(order: Order) -> OrderPilot:
 @dataclass(frozen=True, slots=True)
 class TimelineEntry:
     at: datetime
-    kind: str  # status | report | decision
+    kind: str  # status | extension | report | decision
     text: str
     anchor: str = ""
 
 
 def order_timeline(order: Order) -> list[TimelineEntry]:
-    """Status changes (prefetched with the order), uploaded reports and decisions, oldest
-    first."""
+    """Status changes (prefetched with the order), its extensions' changes, uploaded reports
+    and decisions, oldest first."""
     entries = [
         TimelineEntry(change.created_at, "status", change.get_to_status_display())
         for change in order.status_changes.all()
+    ]
+    entries += [
+        TimelineEntry(event.at, "extension", event.text) for event in extension_timeline(order)
     ]
     pilot = order_pilot(order)
     for view in pilot.reports:

@@ -5,10 +5,20 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.utils import timezone
+from django.utils.formats import date_format, number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from accounts.models import User
 
-from .models import ExtensionStatus, LotPrice, Order, OrderExtension, OrderStatus
+from .models import (
+    ExtensionStatus,
+    ExtensionStatusChange,
+    LotPrice,
+    Order,
+    OrderExtension,
+    OrderStatus,
+)
 from .pricing import quote
 
 
@@ -51,9 +61,28 @@ def extension_offers(order: Order) -> list[ExtensionOffer]:
     return offers
 
 
+_CHANGES_ATTRIBUTE = "_extension_changes"
+
+
+def _extension_changes(order: Order) -> list[ExtensionStatusChange]:
+    """Every change of the order's extensions with its extension, oldest first: one query,
+    kept on the order object, which the page's extensions section and its timeline share."""
+    cached = getattr(order, _CHANGES_ATTRIBUTE, None)
+    if cached is None:
+        cached = list(
+            ExtensionStatusChange.objects.filter(extension__order=order)
+            .select_related("extension")
+            .order_by("created_at", "pk")
+        )
+        setattr(order, _CHANGES_ATTRIBUTE, cached)
+    return cached
+
+
 def order_extensions(order: Order) -> list[OrderExtension]:
-    """The order's extensions, oldest first (one query)."""
-    return list(OrderExtension.objects.filter(order=order).order_by("created_at", "pk"))
+    """The order's extensions, oldest first (one query, shared with extension_timeline:
+    every extension has the change that created it)."""
+    extensions = {change.extension_id: change.extension for change in _extension_changes(order)}
+    return sorted(extensions.values(), key=lambda extension: (extension.created_at, extension.pk))
 
 
 def pending_extension(order: Order) -> OrderExtension | None:
@@ -65,3 +94,44 @@ def pending_extension(order: Order) -> OrderExtension | None:
 def customer_extension(*, customer: User, extension_id: int) -> OrderExtension:
     """The customer's own extension with its order; another customer's raises DoesNotExist."""
     return OrderExtension.objects.select_related("order").get(pk=extension_id, customer=customer)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionEvent:
+    """One line of the order's timeline about one of its extensions."""
+
+    at: datetime
+    text: str
+
+
+def _event_text(change: ExtensionStatusChange) -> str:
+    extension = change.extension
+    if change.to_status == ExtensionStatus.PAID:
+        ends_at = date_format(timezone.localtime(extension.period_ends_at), "DATETIME_FORMAT")
+        return _("Extension %(reference)s paid: the rental now ends on %(end)s") % {
+            "reference": extension.reference,
+            "end": ends_at,
+        }
+    if change.to_status == ExtensionStatus.CANCELLED:
+        return _("Extension %(reference)s cancelled") % {"reference": extension.reference}
+    return ngettext(
+        "Extension %(reference)s asked for: %(days)d more day, %(total)s USD",
+        "Extension %(reference)s asked for: %(days)d more days, %(total)s USD",
+        extension.duration_days,
+    ) % {
+        "reference": extension.reference,
+        "days": extension.duration_days,
+        "total": number_format(extension.total_usd, decimal_pos=2, force_grouping=True),
+    }
+
+
+def extension_timeline(order: Order) -> list[ExtensionEvent]:
+    """Each change of the order's extensions (asked for, paid with the new end, cancelled),
+    oldest first: the query order_extensions makes (once for both), none for an order that
+    was never active."""
+    if order.starts_at is None:  # extensions are asked for while it runs
+        return []
+    return [
+        ExtensionEvent(change.created_at, _event_text(change))
+        for change in _extension_changes(order)
+    ]

@@ -205,7 +205,7 @@ class HostAccessSerializer(serializers.Serializer):
 
 class TimelineEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
-    kind = serializers.CharField(help_text="status, report or decision.")
+    kind = serializers.CharField(help_text="status, extension, report or decision.")
     text = serializers.CharField()
 
 

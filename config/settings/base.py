@@ -194,10 +194,16 @@ ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_EMAIL_NOTIFICATIONS = True
 # "[GPU rental] " / "[Noleggio GPU] ": the product's name in the language of the email.
 ACCOUNT_EMAIL_SUBJECT_PREFIX = format_lazy("[{}] ", _("GPU rental"))
+# Sign-ups and logins count only failures: a customer who gets in is never what a limit stops.
+# allauth's "login" and "signup" count every attempt, so they are off; "login_failed" is given
+# back when the password was right, "signup_failed" counts forms sent back with errors
+# (accounts.forms.SignupForm), and a right password always gets a fresh code for an address
+# still unconfirmed (accounts.adapter), whatever "confirm_email" allows the code page's resend.
 ACCOUNT_RATE_LIMITS = {
-    "login": "30/m/ip",
+    "login": "",
     "login_failed": "10/m/ip,5/5m/key",
-    "signup": "20/m/ip",
+    "signup": "",
+    "signup_failed": "20/m/ip",
     "reset_password": "20/m/ip,5/m/key",
     "reset_password_from_key": "20/m/ip",
     "change_password": "5/m/user",
@@ -257,7 +263,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 
-# Mail (Django 6.1 MAILERS): console output unless an SMTP host is configured.
+# Mail (Django 6.1 MAILERS): logged (config/mail.py) unless an SMTP host is configured.
 EMAIL_HOST = env("EMAIL_HOST")
 if EMAIL_HOST:
     MAILERS = {
@@ -274,7 +280,8 @@ if EMAIL_HOST:
         }
     }
 else:
-    MAILERS = {"default": {"BACKEND": "django.core.mail.backends.console.EmailBackend"}}
+    # Each email logged whole and readable, at INFO (config/mail.py).
+    MAILERS = {"default": {"BACKEND": "config.mail.ConsoleEmailBackend"}}
 del EMAIL_HOST
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "GPU rental <noreply@localhost>")
 # Where customers write to (the help page, and every "contact us").
@@ -444,6 +451,9 @@ FINANCE_STEP_UP_THRESHOLD_USD = env("FINANCE_STEP_UP_THRESHOLD_USD", "500.00")
 # The local chain (anvil) and its test stablecoin: `manage.py local_chain_setup` deploys the
 # token and writes this file; LOCAL_TOKEN_ADDRESS overrides it.
 LOCAL_CHAIN_FILE = VAR_DIR / "local-chain.json"
+# Seconds between the local chain's blocks: scripts/local-chain gives anvil the same variable.
+# The payment page polls at the pace of the payment's network (payments/chain/networks.py).
+LOCAL_CHAIN_BLOCK_TIME_SECONDS = float(env("ANVIL_BLOCK_TIME", "2"))
 LOCAL_TOKEN_ADDRESS = env("LOCAL_TOKEN_ADDRESS")
 
 # Webhooks (api/webhooks/). Events written to the outbox go to these handlers after the commit.

@@ -42,6 +42,8 @@ STORAGES = {
 PAYMENT_RPC_URLS = dict.fromkeys(PAYMENT_NETWORK_KEYS)  # noqa: F405
 LOCAL_TOKEN_ADDRESS = None
 LOCAL_CHAIN_FILE = VAR_DIR / "tests-have-no-local-chain.json"  # noqa: F405
+# The local chain's block time the payment page's poll follows (tests choose theirs).
+LOCAL_CHAIN_BLOCK_TIME_SECONDS = 2.0
 if TEST_CELERY_WORKER:
     # That worker takes the test's chain, queue and redelivery timing from the variables the
     # test passes it (the broker is CELERY_BROKER_URL, the database DATABASE_URL).

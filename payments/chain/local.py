@@ -149,3 +149,28 @@ def write_local_chain_file(data: dict[str, Any]) -> None:
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     temporary.replace(path)
+
+
+def running_chain_url() -> str:
+    """The RPC URL of the local chain that is running: RPC_URL_LOCAL when set, else the one
+    `make run`'s chain recorded in LOCAL_CHAIN_FILE (local_chain_setup writes it once anvil
+    answers), so that `make pay` needs no ANVIL_PORT repeated. LocalChainError, saying what to
+    do, when no chain is known or none answers there."""
+    rpc_url = settings.PAYMENT_RPC_URLS.get("local")
+    source = "RPC_URL_LOCAL"
+    if not rpc_url:
+        rpc_url = (read_local_chain_file() or {}).get("rpc_url")
+        source = str(settings.LOCAL_CHAIN_FILE)
+    if not rpc_url:
+        raise LocalChainError(
+            f"No local chain is known: neither RPC_URL_LOCAL nor {settings.LOCAL_CHAIN_FILE} "
+            "names one. Start `make run` (it starts the chain) and try again."
+        )
+    try:
+        web3_for(rpc_url).eth.chain_id  # noqa: B018 - the cheapest call that needs an answer
+    except Exception as exc:  # noqa: BLE001 - refused, timed out, not JSON-RPC: all say the same
+        raise LocalChainError(
+            f"No local chain answers at {rpc_url} (from {source}): is `make run` running? "
+            f"({type(exc).__name__})"
+        ) from None
+    return rpc_url

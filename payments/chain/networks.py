@@ -9,6 +9,10 @@ chains' own finality documentation), expressed in blocks at the chain's block ti
   its 2024-2025 finality upgrades, and exchanges kept conservative counts.
 - Arbitrum One: 1,200 blocks at 0.25 s (about 5 minutes) for its batch to reach Ethereum.
 Each can be changed with CONFIRMATIONS_<NETWORK>. The local chain (anvil) needs 3 by default.
+
+Block times (seconds between blocks) set the pace of the payment page's status poll while a
+payment is live: Ethereum 12, Base 2, Polygon PoS about 2, Arbitrum One 0.25; the local chain
+mines every ANVIL_BLOCK_TIME seconds (scripts/local-chain, 2 by default).
 """
 
 import json
@@ -63,6 +67,7 @@ class Network:
     confirmations: int
     assets: tuple[Asset, ...]
     explorer_tx_url: str = ""
+    block_time_seconds: float = 12.0
 
     @property
     def rpc_url(self) -> str | None:
@@ -133,6 +138,7 @@ NETWORK_KEYS = (*(row[0] for row in _PUBLIC), "local")
 ASSET_SYMBOLS = tuple(
     dict.fromkeys([asset[0] for row in _PUBLIC for asset in row[5]] + [LOCAL_ASSET_SYMBOL])
 )
+_BLOCK_TIME_SECONDS = {"ethereum": 12.0, "base": 2.0, "polygon": 2.0, "arbitrum": 0.25}
 
 
 def _confirmations(key: str, default: int) -> int:
@@ -159,6 +165,7 @@ def all_networks() -> dict[str, Network]:
             confirmations=_confirmations(key, confirmations),
             assets=tuple(Asset(*asset) for asset in assets),
             explorer_tx_url=explorer,
+            block_time_seconds=_BLOCK_TIME_SECONDS[key],
         )
         for key, name, chain_id, confirmations, explorer, assets in _PUBLIC
     }
@@ -170,6 +177,7 @@ def all_networks() -> dict[str, Network]:
         chain_id=LOCAL_CHAIN_ID,
         confirmations=_confirmations("local", 3),
         assets=(Asset(LOCAL_ASSET_SYMBOL, "Test USD Coin", token, 6),) if token else (),
+        block_time_seconds=settings.LOCAL_CHAIN_BLOCK_TIME_SECONDS,
     )
     return networks
 

@@ -16,3 +16,11 @@ def record(producer: int, sequence: int, padding: str = "") -> None:
         os.write(fd, line)
     finally:
         os.close(fd)
+
+
+@shared_task(name="tests.embedded.probe.send_mail")
+def send_mail(subject: str, body: str, recipient: str) -> None:
+    """An email sent as the worker sends the site's (tests/embedded/test_console_emails.py)."""
+    from django.core.mail import send_mail as django_send_mail
+
+    django_send_mail(subject, body, None, [recipient])

@@ -48,3 +48,16 @@ def test_make_run_links_emails_to_the_port_it_serves_on():
     # honcho gives the worker and beat PORT values of their own: SITE_URL is set for all.
     assert 'PORT=8123 ANVIL_PORT=8545 SITE_URL="http://127.0.0.1:8123"' in _honcho_line()
     assert 'SITE_URL="https://gpu.example.com"' in _honcho_line(SITE_URL="https://gpu.example.com")
+
+
+def test_make_runs_watcher_looks_more_often_than_its_chain_mines(tmp_path):
+    """A transfer must be found while it is still confirming: the watcher's scans come more
+    often than make run's blocks (it looked every 5 s at a chain mining every 2 s)."""
+    env = embedded_env(tmp_path / "var")
+    scan_every = float(
+        settings_value(env, 'settings.CELERY_BEAT_SCHEDULE["scan-networks"]["schedule"]')
+    )
+    block_time = float(settings_value(env, "settings.LOCAL_CHAIN_BLOCK_TIME_SECONDS"))
+    assert block_time == 2.0  # scripts/local-chain's default
+    assert scan_every == float(settings_value(env, "settings.PAYMENT_SCAN_INTERVAL_SECONDS")) == 1.0
+    assert scan_every < block_time

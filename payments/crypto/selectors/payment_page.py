@@ -1,6 +1,7 @@
 """What the customer's payment page shows of a payment (`customer_payment_view`): one view of
 its state, so that the page and its polled status partial never decide it twice."""
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -37,6 +38,10 @@ from .state import (
     still_due_units,
     transfer_confirmations,
 )
+
+# The payment page's status poll (PaymentView.poll_seconds).
+POLL_FASTEST_SECONDS = 1
+POLL_SLOWEST_SECONDS = 5
 
 # ------------------------------------------------------------------------ the payment
 
@@ -164,6 +169,17 @@ class PaymentView:
     @property
     def polling(self) -> bool:
         return self.payment.status not in FINAL_STATUSES
+
+    @property
+    def poll_seconds(self) -> int:
+        """How often the status refreshes: twice a block of the payment's network, so that
+        a state lasting one block — "seen" on make run's chain, a block before it is confirmed
+        — is shown, and each confirmation n/N as the watcher records it; between
+        POLL_FASTEST_SECONDS and POLL_SLOWEST_SECONDS (a 12-second Ethereum block is not
+        waited for: a declaration or an expiry shows sooner)."""
+        block_time = self.network.block_time_seconds if self.network else POLL_SLOWEST_SECONDS
+        every = math.ceil(block_time / 2)
+        return max(POLL_FASTEST_SECONDS, min(POLL_SLOWEST_SECONDS, every))
 
     @property
     def can_declare(self) -> bool:

@@ -2,13 +2,13 @@
 
 from decimal import Decimal, InvalidOperation
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from web3 import Web3
 
 from payments.chain import local
 from payments.models import CryptoPayment
 
+BIGINT_MAX = 2**63 - 1  # no id is larger
 # Gas money for a --from-key account that has none (anvil_setBalance: local chain only).
 GAS_FUNDING_WEI = 10**18
 
@@ -32,7 +32,10 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("payment_id", type=int, help="The CryptoPayment id.")
+        parser.add_argument(
+            "payment",
+            help="The payment as its page shows it (PAY-000001; pay-000001 or 1 also do).",
+        )
         amount = parser.add_mutually_exclusive_group()
         amount.add_argument("--units", help="Amount in token base units (tUSDC has 6 decimals).")
         amount.add_argument("--usd", help="Amount in USD, e.g. 12.50 (1 tUSDC = 1 USD).")
@@ -43,14 +46,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        payment = self._payment(options["payment_id"])
-        rpc_url = settings.PAYMENT_RPC_URLS.get("local")
-        if not rpc_url:
-            raise CommandError(
-                "RPC_URL_LOCAL is not set: start the chain with scripts/local-chain and export "
-                "RPC_URL_LOCAL=http://127.0.0.1:8545."
-            )
+        payment = self._payment(options["payment"])
         units = self._units(payment, options["units"], options["usd"])
+        try:
+            rpc_url = local.running_chain_url()
+        except local.LocalChainError as exc:
+            raise CommandError(str(exc)) from None
         w3 = local.web3_for(rpc_url)
         try:
             payer = w3.eth.account.from_key(options["from_key"])
@@ -91,15 +92,24 @@ class Command(BaseCommand):
             "(anvil mines a block every few seconds when started by scripts/local-chain)."
         )
 
-    def _payment(self, payment_id: int) -> CryptoPayment:
-        try:
-            payment = CryptoPayment.objects.select_related("deposit_address").get(pk=payment_id)
-        except CryptoPayment.DoesNotExist:
-            raise CommandError(f"There is no crypto payment #{payment_id}.") from None
+    def _payment(self, reference: str) -> CryptoPayment:
+        pk = CryptoPayment.pk_from_reference(reference)
+        if pk is None:
+            raise CommandError(
+                f"{reference!r} is not a payment reference: give it as the payment page shows "
+                "it, e.g. PAY-000001."
+            )
+        payments = CryptoPayment.objects.select_related("deposit_address")
+        payment = payments.filter(pk=pk).first() if pk <= BIGINT_MAX else None
+        if payment is None:
+            raise CommandError(
+                f"There is no crypto payment {CryptoPayment(pk=pk).reference}: its page says "
+                '"Reference PAY-..." under its title.'
+            )
         if payment.network != "local":
             raise CommandError(
-                f"Payment #{payment_id} is on {payment.network!r}: pay_local only pays on the "
-                "local chain."
+                f"Payment {payment.reference} is on {payment.network!r}: pay_local only pays on "
+                "the local chain."
             )
         return payment
 
@@ -120,7 +130,7 @@ class Command(BaseCommand):
         remaining = int(payment.amount_due_units - payment.received_units)
         if remaining <= 0:
             raise CommandError(
-                f"Payment #{payment.pk} has already received {payment.received_units} of "
+                f"Payment {payment.reference} has already received {payment.received_units} of "
                 f"{payment.amount_due_units} units: use --units or --usd to send more."
             )
         if payment.seen_units:

@@ -7,7 +7,6 @@ and its default key is anvil's public dev account 2, a test-only key.
 
 from decimal import Decimal
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from web3 import Web3
 
@@ -49,9 +48,10 @@ class Command(BaseCommand):
                     "approved: the hash will be refused unless it is approved first."
                 )
             )
-        rpc_url = settings.PAYMENT_RPC_URLS.get("local")
-        if not rpc_url:
-            raise CommandError("RPC_URL_LOCAL is not set: is `make run` (the local chain) up?")
+        try:
+            rpc_url = local.running_chain_url()
+        except local.LocalChainError as exc:
+            raise CommandError(str(exc)) from None
         units = options["units"] if options["units"] is not None else int(withdrawal.amount_units)
         if units <= 0:
             raise CommandError("--units must be positive.")

@@ -16,7 +16,7 @@ the teardown there.
 import os
 import shutil
 import signal
-import threading
+import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -26,6 +26,32 @@ from rental.hosts.localhost import create_local_host, ensure_admin, fake_cards
 from rental.hosts.services import host_check, host_confirm_key, host_fetch_key, host_set_state
 from rental.models import ComputePlatform, Host, HostManagement, HostState
 
+
+class _StopRequest:
+    """Ctrl-C or honcho's SIGTERM. The host checks run playbooks through ansible-runner in this
+    process, and ansible-runner installs SIGINT and SIGTERM handlers of its own, which stayed:
+    the command never heard honcho's SIGTERM (seen: still up ten minutes later, until honcho's
+    SIGKILL, its SSH servers' sessions left behind). Ours are installed again before each wait;
+    a flag, not a threading.Event, whose lock a handler may find held by the thread it
+    interrupted."""
+
+    def __init__(self):
+        self.requested = False
+        self.listen()
+
+    def listen(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._handler)
+
+    def _handler(self, *_args) -> None:
+        self.requested = True
+
+    def wait(self) -> None:
+        self.listen()
+        while not self.requested:
+            time.sleep(0.5)
+
+
 CARD_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200"}
 
 
@@ -33,9 +59,7 @@ class Command(BaseCommand):
     help = "Start make run's demo hosts (real logins on this machine, as root) and keep them up."
 
     def handle(self, *args, **options):
-        stop = threading.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: stop.set())
+        stop = _StopRequest()
         demo = Host.objects.filter(name__startswith="demo-").select_related("gpu_model")
         missing = [tool for tool in ("useradd", "sudo", "sshd") if not _found(tool)]
         if os.geteuid() != 0 or missing:

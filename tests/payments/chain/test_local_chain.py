@@ -354,7 +354,7 @@ def test_pay_local_refuses_bad_input(chain, top_up, args, message):
 
 
 def test_pay_local_refuses_what_it_cannot_pay(chain, top_up):
-    with pytest.raises(CommandError, match="no crypto payment #999999"):
+    with pytest.raises(CommandError, match="no crypto payment PAY-999999"):
         pay(999999)
     top_up.received_units = top_up.amount_due_units
     top_up.save(update_fields=["received_units"])
@@ -364,3 +364,58 @@ def test_pay_local_refuses_what_it_cannot_pay(chain, top_up):
     top_up.save(update_fields=["network"])
     with pytest.raises(CommandError, match="only pays on the local chain"):
         pay(top_up.pk)
+
+
+@pytest.mark.parametrize("written", ["PAY-{pk:06d}", "pay-{pk:06d}", "{pk}", " PAY-{pk:06d} "])
+def test_pay_local_takes_the_reference_as_the_payment_page_shows_it(chain, top_up, written):
+    assert f"Reference {top_up.reference}" in top_up_page(top_up)
+    pay(written.format(pk=top_up.pk))
+    assert chain.balance_of(top_up.deposit_address.address) == 25_000_000
+
+
+def top_up_page(payment) -> str:
+    from django.test import Client
+    from django.urls import reverse
+
+    client = Client()
+    client.force_login(payment.customer)
+    url = reverse("payments:payment_detail", kwargs={"payment_id": payment.pk})
+    return client.get(url).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        ("PAY-999999", "There is no crypto payment PAY-999999"),
+        ("99999999999999999999999", "There is no crypto payment PAY-99999999999999999999999"),
+        ("PAY-", "'PAY-' is not a payment reference: give it as the payment page shows it"),
+        ("ORD-000001", "'ORD-000001' is not a payment reference"),
+        ("-1", "'-1' is not a payment reference"),
+    ],
+)
+def test_pay_local_says_which_reference_it_cannot_find(chain, top_up, written, message):
+    with pytest.raises(CommandError, match=message):
+        pay(written)
+    assert chain.balance_of(top_up.deposit_address.address) == 0
+
+
+def test_pay_local_finds_the_chain_make_run_started(chain, chain_file, top_up, settings):
+    """make run's chain records its address (local_chain_setup); make pay, started without
+    RPC_URL_LOCAL or ANVIL_PORT, pays there. Before, it tried 127.0.0.1:8545 and failed with
+    "connection refused" unless ANVIL_PORT was repeated."""
+    setup()
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": None}
+    pay(top_up.reference)
+    assert chain.balance_of(top_up.deposit_address.address) == 25_000_000
+
+
+def test_pay_local_says_when_no_chain_runs(chain, chain_file, top_up, settings, dead_rpc_url):
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": None}
+    with pytest.raises(CommandError, match="No local chain is known: .* Start `make run`"):
+        pay(top_up.reference)
+    local.write_local_chain_file({"rpc_url": dead_rpc_url, "chain_id": CHAIN_ID})
+    with pytest.raises(
+        CommandError, match=f"No local chain answers at {dead_rpc_url} .*is `make run` running?"
+    ):
+        pay(top_up.reference)
+    assert chain.balance_of(top_up.deposit_address.address) == 0

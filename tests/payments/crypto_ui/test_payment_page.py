@@ -76,7 +76,7 @@ def test_the_status_polls_while_waiting(customer_client, payment):
     # The poll says what the page shows (the whole amount still due): a change brings the
     # new instructions along.
     assert f'hx-get="{status_url(payment)}?shown=awaiting-893760000"' in html
-    assert 'hx-trigger="every 5s"' in html
+    assert 'hx-trigger="every 1s"' in html  # twice a block of the local chain (2 s)
     assert "Waiting for the transfer" in html
     assert "Nothing has arrived at this address yet." in html
 
@@ -94,7 +94,7 @@ def test_a_seen_transfer_shows_its_block_and_confirmations(customer_client, paym
     assert "893.760000 tUSDC seen in block 100 · confirmations 2/3" in html
     assert '<progress value="2" max="3">' in html
     assert seen.tx_hash in html
-    assert 'hx-trigger="every 5s"' in html
+    assert 'hx-trigger="every 1s"' in html
     assert 'data-field="remaining"' not in html
 
     move_cursor("local", 102)
