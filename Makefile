@@ -100,6 +100,7 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/run.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/watcher.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/settle.py
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/payment_page.py
 	$(PY) bench/http_pages.py
 	$(PY) bench/http_floor.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py

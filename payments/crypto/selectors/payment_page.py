@@ -5,7 +5,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import segno
 from django.utils import timezone
@@ -85,6 +85,10 @@ def payment_uri(payment: CryptoPayment, units: int | None = None) -> str:
     )
 
 
+# A QR code is a pure function of its URI and costs ~11 ms to draw (half the payment page): drawn
+# once per URI and process. A changed amount or address is another URI, so never stale; 256
+# codes of ~4 KB each bound the memory of a worker.
+@lru_cache(maxsize=256)
 def payment_qr_svg(uri: str) -> SafeString:
     svg = segno.make(uri, error="m", micro=False).svg_inline(
         scale=4, light="#fff", svgclass="payment-qr"
