@@ -26,10 +26,17 @@ class AccountAdapter(DefaultAccountAdapter):
         """A right password for an address not yet confirmed earns a fresh code at once: the
         limit on codes sent ("confirm_email") is there against mail floods by whoever types an
         address, and must not turn a customer who signed up a minute ago in another tab away
-        as "too many failed login attempts"."""
+        as "too many failed login attempts". Within its own limit ("confirm_email_on_login",
+        per address and per IP): whoever signed up with someone else's address and logs in
+        again and again cannot flood that mailbox with codes."""
         user = super().authenticate(request, **credentials)
         email = credentials.get("email")
         unconfirmed = EmailAddress.objects.filter(user=user, email__iexact=email, verified=False)
-        if user is not None and email and unconfirmed.exists():
+        if (
+            user is not None
+            and email
+            and unconfirmed.exists()
+            and ratelimit.consume(request, action="confirm_email_on_login", key=email.lower())
+        ):
             ratelimit.clear(request, action="confirm_email", key=email.lower())
         return user

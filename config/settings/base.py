@@ -194,16 +194,18 @@ ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
 ACCOUNT_EMAIL_NOTIFICATIONS = True
 # "[GPU rental] " / "[Noleggio GPU] ": the product's name in the language of the email.
 ACCOUNT_EMAIL_SUBJECT_PREFIX = format_lazy("[{}] ", _("GPU rental"))
-# Sign-ups and logins count only failures: a customer who gets in is never what a limit stops.
-# allauth's "login" and "signup" count every attempt, so they are off; "login_failed" is given
-# back when the password was right, "signup_failed" counts forms sent back with errors
-# (accounts.forms.SignupForm), and a right password always gets a fresh code for an address
-# still unconfirmed (accounts.adapter), whatever "confirm_email" allows the code page's resend.
+# Sign-ups and logins count failures, not a customer who gets in: allauth's "login" counts every
+# attempt, so it is off; "login_failed" is given back when the password was right,
+# "signup_failed" counts forms sent back with errors (accounts.forms.SignupForm), and "signup"
+# only bounds the accounts, hence emails, one address creates (well above a person's needs).
+# A right password gets a fresh code for an address still unconfirmed (accounts.adapter),
+# whatever "confirm_email" allows the code page's resend, up to "confirm_email_on_login".
 ACCOUNT_RATE_LIMITS = {
     "login": "",
     "login_failed": "10/m/ip,5/5m/key",
-    "signup": "",
+    "signup": "60/h/ip",
     "signup_failed": "20/m/ip",
+    "confirm_email_on_login": "5/h/key,30/h/ip",
     "reset_password": "20/m/ip,5/m/key",
     "reset_password_from_key": "20/m/ip",
     "change_password": "5/m/user",

@@ -1,5 +1,6 @@
 """Rate limits on sign-ups and logins count failures, never customers who get in (issue 23)."""
 
+from allauth.account.models import EmailAddress
 from django.core import mail
 from django.test import Client
 from django.urls import reverse
@@ -78,3 +79,22 @@ def test_sign_ups_sent_back_with_errors_are_limited(db):
     assert response.status_code == 200
     assert "Too many failed sign-up attempts. Try again later." in response.content.decode()
     assert not User.objects.exists()
+
+
+def test_a_right_password_cannot_flood_an_unconfirmed_mailbox_with_codes(client, db):
+    """Whoever signs up with someone else's address knows the password: logging in again and
+    again sends a fresh code only up to confirm_email_on_login (5 an hour per address)."""
+    client.post(reverse("account_signup"), SIGNUP)
+    for _ in range(12):
+        _log_in(Client())
+    assert len(mail.outbox) == 1 + 5
+    assert not EmailAddress.objects.filter(email=SIGNUP["email"], verified=True).exists()
+
+
+def test_one_address_creates_a_bounded_number_of_accounts(db):
+    for number in range(60):
+        Client().post(reverse("account_signup"), {**SIGNUP, "email": f"c{number}@example.com"})
+    response = Client().post(reverse("account_signup"), {**SIGNUP, "email": "last@example.com"})
+    assert response.status_code in (200, 429)
+    assert not User.objects.filter(email="last@example.com").exists()
+    assert User.objects.count() == 60
