@@ -8,6 +8,7 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 
 import segno
+from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
@@ -180,9 +181,11 @@ class PaymentView:
         a state lasting one block — "seen" on make run's chain, a block before it is confirmed
         — is shown, and each confirmation n/N as the watcher records it; between
         POLL_FASTEST_SECONDS and POLL_SLOWEST_SECONDS (a 12-second Ethereum block is not
-        waited for: a declaration or an expiry shows sooner)."""
+        waited for: a declaration or an expiry shows sooner). Never faster than twice a
+        look of the watcher (PAYMENT_SCAN_INTERVAL_SECONDS): nothing new can show between."""
         block_time = self.network.block_time_seconds if self.network else POLL_SLOWEST_SECONDS
-        every = math.ceil(block_time / 2)
+        pace = max(block_time, settings.PAYMENT_SCAN_INTERVAL_SECONDS)
+        every = math.ceil(pace / 2)
         return max(POLL_FASTEST_SECONDS, min(POLL_SLOWEST_SECONDS, every))
 
     @property

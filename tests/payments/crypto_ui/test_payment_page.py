@@ -67,7 +67,8 @@ def test_a_top_up_payment_shows_its_amount(customer_client, top_up):
     assert "Top-up of your USD balance: 25.50 USD." in html
 
 
-def test_the_status_polls_while_waiting(customer_client, payment):
+def test_the_status_polls_while_waiting(customer_client, payment, settings):
+    settings.PAYMENT_SCAN_INTERVAL_SECONDS = 1  # make run's watcher
     response = customer_client.get(status_url(payment), headers={"HX-Request": "true"})
     html = response.content.decode()
     assert response.status_code == 200
@@ -81,7 +82,17 @@ def test_the_status_polls_while_waiting(customer_client, payment):
     assert "Nothing has arrived at this address yet." in html
 
 
-def test_a_seen_transfer_shows_its_block_and_confirmations(customer_client, payment, transfer):
+def test_the_status_polls_no_faster_than_the_watcher_looks(customer_client, payment, settings):
+    """On a 2-second chain watched every 5 s (production's pace), twice a look: every 3 s."""
+    settings.PAYMENT_SCAN_INTERVAL_SECONDS = 5
+    html = customer_client.get(status_url(payment)).content.decode()
+    assert 'hx-trigger="every 3s"' in html
+
+
+def test_a_seen_transfer_shows_its_block_and_confirmations(
+    customer_client, payment, transfer, settings
+):
+    settings.PAYMENT_SCAN_INTERVAL_SECONDS = 1  # make run's watcher
     seen = transfer(payment, block=100)  # settled as the watcher settles a seen transfer
     assert (payment.status, payment.seen_units) == (
         PaymentStatus.DETECTED,

@@ -21,6 +21,7 @@ def test_the_page_shows_seen_and_confirmations_as_the_blocks_come(
     chain, order_payment, pay, scan, customer_client, settings
 ):
     settings.LOCAL_CHAIN_BLOCK_TIME_SECONDS = 2  # make run's anvil: --block-time 2
+    settings.PAYMENT_SCAN_INTERVAL_SECONDS = 1  # make run's watcher
     payment = order_payment()
     html = status(customer_client, payment)
     assert "Waiting for the transfer" in html
@@ -54,5 +55,6 @@ def test_the_status_refreshes_twice_a_block_between_1_and_5_seconds(
     chain, order_payment, customer_client, settings, block_time, every
 ):
     settings.LOCAL_CHAIN_BLOCK_TIME_SECONDS = block_time
+    settings.PAYMENT_SCAN_INTERVAL_SECONDS = 1  # make run's watcher: the block time decides
     html = status(customer_client, order_payment())
     assert f'hx-trigger="every {every}s"' in html
