@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import transaction
 
+from .locks import lock_user
 from .models import BillingDetails, User
 from .ssh_keys import SshPublicKey, parse_ssh_public_key
 
@@ -36,3 +37,19 @@ def user_set_billing_details(
     }
     details, _ = BillingDetails.objects.update_or_create(user=user, defaults=values)
     return details
+
+
+BILLING_FIELDS = ("company_name", "vat_number", "address")
+
+
+def user_change_billing_details(*, user: User, **changes: str) -> BillingDetails:
+    """Change only the given billing details, keeping the others (the API's PATCH), under the
+    user's row lock: two changes at once to different fields both keep theirs."""
+    unknown = set(changes) - set(BILLING_FIELDS)
+    if unknown:
+        raise ValueError(f"not billing details: {sorted(unknown)}")
+    with transaction.atomic():
+        lock_user(user.pk)
+        current = BillingDetails.objects.filter(user=user).first()
+        values = {name: getattr(current, name) if current else "" for name in BILLING_FIELDS}
+        return user_set_billing_details(user=user, **{**values, **changes})

@@ -89,8 +89,7 @@ class AccountBilling(APIView):
         responses={200: BillingSerializer},
     )
     def patch(self, request):
-        data = request.data
-        if isinstance(data, dict):
-            kept = _current(request.user)
-            data = {**{name: kept[name] for name in FIELDS}, **data}
-        return _save(request, data)
+        form = bind(BillingRequest, request.data, BillingDetailsForm)
+        sent = {name: form.cleaned_data[name] for name in FIELDS if name in request.data}
+        services.user_change_billing_details(user=request.user, **sent)
+        return Response(BillingSerializer(_current(request.user)).data)
