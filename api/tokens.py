@@ -95,7 +95,13 @@ def token_create(
                 if granted_by is not None:
                     granting = lock_token(token_id=granted_by.pk, owner=owner)
                     if not granting.is_live(now):
-                        raise TokenRefused(TokenRefused.REVOKED)
+                        raise TokenRefused(
+                            TokenRefused.EXPIRED
+                            if granting.revoked_at is None
+                            and granting.expires_at is not None
+                            and granting.expires_at <= now
+                            else TokenRefused.REVOKED
+                        )
                     _check_within(granting, set(scopes), expires_at)
                 token = ApiToken.objects.create(
                     owner=owner,

@@ -1,6 +1,6 @@
 from allauth.account.decorators import secure_admin_login
 from django.contrib import admin, messages
-from django.http import HttpResponsePermanentRedirect
+from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
@@ -26,8 +26,9 @@ def _admin_login_with_second_factor(request, *args, **kwargs):
 
 
 def _favicon(request):
-    """Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says."""
-    return HttpResponsePermanentRedirect(static("favicon.svg"))
+    """Browsers ask for /favicon.ico whatever the page's <link rel="icon"> says. A temporary
+    redirect: the static name is hashed, and a browser keeps a permanent one after a new icon."""
+    return HttpResponseRedirect(static("favicon.svg"))
 
 
 admin.site.login = _admin_login_with_second_factor

@@ -217,8 +217,21 @@ def test_a_revoked_token_cannot_mint_a_token_even_in_the_same_instant(manager, c
     """The calling token is locked and checked while the new one is written."""
     own = ApiToken.objects.get(owner=customer)
     token_revoke(owner=customer, token_id=own.pk)  # own still reads as live in memory
-    with pytest.raises(TokenRefused):
+    with pytest.raises(TokenRefused) as refused:
         token_create(owner=customer, name="late", scopes=["read"], granted_by=own)
+    assert refused.value.reason == TokenRefused.REVOKED
+    assert not ApiToken.objects.filter(name="late").exists()
+
+
+def test_a_token_that_expired_meanwhile_is_refused_as_expired(manager, customer):
+    own = ApiToken.objects.get(owner=customer)
+    now = timezone.now()
+    ApiToken.objects.filter(pk=own.pk).update(
+        created_at=now - timedelta(hours=1), expires_at=now - timedelta(seconds=1)
+    )
+    with pytest.raises(TokenRefused) as refused:
+        token_create(owner=customer, name="late", scopes=["read"], granted_by=own)
+    assert refused.value.reason == TokenRefused.EXPIRED
     assert not ApiToken.objects.filter(name="late").exists()
 
 
