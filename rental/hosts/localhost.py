@@ -467,6 +467,15 @@ def _write_sshd_config(root: Path, port: int, prefix: str) -> Path:
     return config
 
 
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def _start_sshd(config: Path, port: int, log_path: Path) -> subprocess.Popen:
     if not os.access(SSHD, os.X_OK):
         raise RuntimeError(
@@ -501,12 +510,14 @@ def create_local_host(
     cards: list[dict],
     port: int | None = None,
     platform: str = "cuda",
+    search: int = 0,
 ) -> LocalHost:
     """A local host at ROOT (made 0755; every folder above must be traversable by others) with
     `cards`, idle device files, the nvidia-smi stand-in and its own sshd on 127.0.0.1:`port`
-    (a free one when None) that lets in only accounts named `prefix`*. Started and answering
-    when this returns. `platform` is recorded in ROOT/platform (the tool is nvidia-smi's
-    stand-in whatever it is)."""
+    (a free one when None; when `port` is taken, the next of `search` ports after it that is
+    free) that lets in only accounts named `prefix`*. Started and answering when this
+    returns: LocalHost.port is the port it listens on. `platform` is recorded in ROOT/platform
+    (the tool is nvidia-smi's stand-in whatever it is)."""
     _require_root("create_local_host")
     _check_prefix(prefix)
     root = Path(root).absolute()
@@ -525,9 +536,12 @@ def create_local_host(
     key = etc / "ssh_host_ed25519_key"
     host_key_line = _public_key(generate_key(key, "local host"))
     log_path = root / "sshd.log"
-    attempts = 1 if port is not None else 3  # a free port can be taken before sshd binds it
+    # A free port can be taken before sshd binds it (an outgoing connection's ephemeral port).
+    attempts = 1 + search if port is not None else 3
     for attempt in range(attempts):
-        chosen = port if port is not None else free_port()
+        chosen = port + attempt if port is not None else free_port()
+        if port is not None and attempt < attempts - 1 and not _bindable(chosen):
+            continue
         config = _write_sshd_config(root, chosen, prefix)
         try:
             process = _start_sshd(config, chosen, log_path)

@@ -1,12 +1,13 @@
 """`make run`'s demo hosts, for real: each a real login on this machine that the worker manages.
 
 As root, every demo host of a CUDA model becomes a local host (rental.hosts.localhost): the
-distribution's OpenSSH server on 127.0.0.1:DEMO_SSH_PORT+n, real accounts named with
-HOSTS_ACCOUNT_PREFIX ("grdemo-"), a device directory and an nvidia-smi stand-in under
-var/demo-hosts/<host>/. The command registers each as an operator would (the host key it
-generated itself is the one confirmed, then a host check), then keeps the SSH servers running
-until it is stopped (Ctrl-C, honcho's SIGTERM). An order paid on `make run` then gets a tenant
-account on its demo host; the `ssh` command on its page logs the customer in with their key.
+distribution's OpenSSH server on 127.0.0.1 from DEMO_SSH_PORT up (a taken port is skipped, the
+host's record gets the port it listens on), real accounts named with HOSTS_ACCOUNT_PREFIX
+("grdemo-"), a device directory and an nvidia-smi stand-in under var/demo-hosts/<host>/. The
+command registers each as an operator would (the host key it generated itself is the one
+confirmed, then a host check), then keeps the SSH servers running until it is stopped (Ctrl-C,
+honcho's SIGTERM). An order paid on `make run` then gets a tenant account on its demo host;
+the `ssh` command on its page logs the customer in with their key.
 
 Not as root (no useradd, no sshd of its own), or for ROCm models (no rocm-smi stand-in), the
 demo hosts stay hosts prepared by hand: operators mark orders prepared in /ops/ and confirm
@@ -52,6 +53,7 @@ class _StopRequest:
             time.sleep(0.5)
 
 
+PORT_SEARCH = 50  # ports tried after a taken one (another program's, a connection's)
 CARD_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200"}
 
 
@@ -79,29 +81,31 @@ class Command(BaseCommand):
                 f"{admin.private_key_path}: the worker could not log in."
             )
         machines = []
-        port = settings.DEMO_SSH_PORT - 1
+        port = settings.DEMO_SSH_PORT  # the next host's first choice
         for host in demo.order_by("name"):
-            port += 1
             if host.gpu_model.compute_platform == ComputePlatform.ROCM:
+                port += 1
                 continue  # no rocm-smi stand-in: prepared by hand
             slug = host.gpu_model.slug.split("-")[0]
             machine = create_local_host(
-                base / host.name, prefix=prefix, port=port,
+                base / host.name, prefix=prefix, port=port, search=PORT_SEARCH,
                 cards=fake_cards(
                     CARD_NAMES.get(slug, host.gpu_model.name), host.cards,
                     host.gpu_model.memory_gb_per_card * 1024, seed=host.name,
                 ),
             )  # fmt: skip
             machines.append(machine)
+            port = machine.port + 1  # a taken port moved this host up: the next follow it
             Host.objects.filter(pk=host.pk).update(
                 ssh_host=machine.host, ssh_port=machine.port,
                 management=HostManagement.WORKER, admin_user=admin.user,
                 device_dir=str(machine.device_dir), gpu_tool=machine.gpu_tool,
             )  # fmt: skip
             self._register(host.pk, machine)
+        ports = ", ".join(str(machine.port) for machine in machines)
         self.stdout.write(
-            f"demo hosts: {len(machines)} local hosts on 127.0.0.1:"
-            f"{settings.DEMO_SSH_PORT}-{port}, accounts {prefix}*; `make clean` removes them."
+            f"demo hosts: {len(machines)} local hosts on 127.0.0.1 ports {ports}, "
+            f"accounts {prefix}*; `make clean` removes them."
         )
         stop.wait()
         for machine in machines:
