@@ -106,6 +106,7 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/api.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/hosts.py
+	$(PY) bench/table.py
 
 messages: install
 	$(PY) manage.py makemessages -l it --ignore '.venv/*' --ignore 'node_modules/*' --ignore 'var/*' --ignore 'tests/*' --ignore 'bench/*' --ignore 'pilot/kit/*/files/*' --ignore 'pilot/kit/kernodeck/*' --no-obsolete

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
 import django  # noqa: E402
@@ -32,6 +33,7 @@ from django.test.utils import (  # noqa: E402
     teardown_databases,
     teardown_test_environment,
 )
+from results import record  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_PAYMENT_ROUNDS", "7"))
 REQUESTS = int(os.environ.get("BENCH_PAYMENT_REQUESTS", "20"))
@@ -110,6 +112,7 @@ def main() -> None:
         f"payment page CPU ÷ order page CPU ({ROUNDS} rounds × {REQUESTS} requests; "
         f"order page {order_ms:.1f} ms in the last round)"
     )
+    record("payment_page.cpu_vs_order", cached)
     for name, ratios in (
         ("QR drawn once per payment request (now)", cached),
         ("QR drawn on every request (before)", drawn),
