@@ -44,6 +44,7 @@ QUEUES: dict[str, tuple[str, ...]] = {
     DEFAULT_QUEUE: (
         "rental.tasks.rentals_tick",
         "outbox.tasks.outbox_dispatch",
+        "outbox.tasks.outbox_dispatch_batch",
         "outbox.tasks.outbox_redispatch",
         "outbox.tasks.outbox_relay",
         "api.webhooks.tasks.webhooks_sweep",

@@ -22,6 +22,7 @@ connection, not seconds of retries.
 
 import logging
 import sys
+import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from importlib import import_module
@@ -80,6 +81,59 @@ def enqueue(
     )
     _after_commit([message.pk])
     return message
+
+
+class _TransactionMessage:
+    """The message `enqueue_once_per_transaction` wrote in the current transaction."""
+
+    __slots__ = ("hooks", "token", "entry", "published")
+
+    def __init__(self, hooks: list, token: str):
+        self.hooks = hooks  # connection.run_on_commit: a new list at every commit or rollback
+        self.token = token
+        self.entry = None  # its publication among the transaction's commit callbacks
+        self.published = False
+
+
+def enqueue_once_per_transaction(task) -> str:
+    """One message of `task` per transaction, whatever the number of calls: the first call
+    writes it (its one argument a fresh token) and queues its publication after the commit;
+    every call returns the token, for the rows the task will look for (the outbox's events of
+    one commit: `outbox.services.outbox_emit_many`).
+
+    A transaction is told by Django's list of commit callbacks, which is a new list at every
+    commit, rollback and rollback to a savepoint: after a rollback to a savepoint (which may
+    have removed the message) the next call writes a new message, never lost. Its publication
+    is moved behind the callbacks registered since (so a test's capture of the callbacks that
+    joined it runs it); once run, the next call writes a new message."""
+    if not connection.in_atomic_block:
+        with transaction.atomic():
+            return enqueue_once_per_transaction(task)
+    hooks = connection.run_on_commit
+    name = f"_outbox_once_{_name(task)}"
+    current = getattr(connection, name, None)
+    if current is not None and current.hooks is hooks and not current.published:
+        if current.entry is not None and hooks[-1] is not current.entry:
+            for position in range(len(hooks) - 1, -1, -1):
+                if hooks[position] is current.entry:
+                    del hooks[position]
+                    hooks.append(current.entry)
+                    break
+        return current.token
+    current = _TransactionMessage(hooks, uuid.uuid4().hex)
+    message = OutboxMessage.objects.create(task=_name(task), args=[current.token])
+    if _celery_app() is not None:
+
+        def publish_once(state=current, ids=(message.pk,)):
+            state.published = True
+            publish(ids)
+
+        transaction.on_commit(publish_once, robust=True)
+        current.entry = hooks[-1]
+    else:
+        _after_commit([message.pk])
+    setattr(connection, name, current)
+    return current.token
 
 
 def enqueue_many(task, calls: Iterable[tuple], *, eta: datetime | None = None) -> list[int]:

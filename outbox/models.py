@@ -31,6 +31,9 @@ class OutboxEvent(models.Model):
     once_key = models.CharField(_("once key"), max_length=100, null=True, blank=True, unique=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     dispatched_at = models.DateTimeField(_("dispatched"), null=True, blank=True)
+    # The events of one transaction carry one token, the argument of its one dispatch task
+    # (outbox.services.outbox_dispatch_batch).
+    dispatch_batch = models.UUIDField(_("dispatch batch"), null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = _("outbox event")
@@ -43,6 +46,11 @@ class OutboxEvent(models.Model):
                 condition=Q(dispatched_at__isnull=True),
             ),
             models.Index(fields=("account", "-created_at"), name="outbox_account_recent"),
+            models.Index(
+                fields=("dispatch_batch",),
+                name="outbox_batch_undispatched",
+                condition=Q(dispatched_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:

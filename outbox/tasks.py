@@ -11,6 +11,12 @@ def outbox_dispatch(event_pk: int) -> bool:
     return services.outbox_dispatch(event_pk=event_pk)
 
 
+@shared_task(acks_late=True, autoretry_for=(OSError,), retry_backoff=True, max_retries=8)
+def outbox_dispatch_batch(batch: str) -> list[int]:
+    """Hand the events of one commit (its dispatch batch) to their handlers, each once."""
+    return services.outbox_dispatch_batch(batch=batch)
+
+
 @shared_task(acks_late=True)
 def outbox_redispatch() -> list[int]:
     """Celery beat, every minute: dispatch the events whose dispatch was lost (a broker
