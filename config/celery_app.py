@@ -32,6 +32,10 @@ def beat_schedule(entries: dict) -> dict:
 app = Celery("gpu_rental")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.beat_schedule = beat_schedule(settings.CELERY_BEAT_SCHEDULE)
+if not app.conf.broker_transport and str(app.conf.broker_url or "").startswith("redis://"):
+    # kombu's Redis transport with one publishing client per pool, not one per message
+    # (config/kombu_redis.py).
+    app.conf.broker_transport = "config.kombu_redis:Transport"
 app.autodiscover_tasks()
 connect_task_signals()  # every task's outcome in TaskHealth (/ops/health/, /metrics)
 
