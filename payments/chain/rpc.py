@@ -246,8 +246,8 @@ class ChainClient:
         self, *, from_block: int, to_block: int, to_address: str | None = None, raw: bool = False
     ) -> list[TransferLog] | list[dict]:
         """Transfer logs of the network's token contracts in [from_block, to_block]; with `raw`,
-        as the node sent them (ERC-20 Transfers only), for the caller to parse those it keeps
-        (parse_transfer; recipient_of tells whom each one pays)."""
+        as the node sent them, for the caller to keep the ERC-20 Transfers it wants
+        (transfer_recipients tells whom each one pays; parse_transfer parses one)."""
         tokens = [asset.token_address for asset in self.network.assets]
         if not tokens:
             return []  # no address filter would mean every contract's logs
@@ -262,7 +262,7 @@ class ChainClient:
         }
         logs = self.call("eth_getLogs", [params]) or []
         if raw:
-            return [log for log in logs if is_transfer(log)]
+            return logs  # the caller keeps the transfers (transfer_recipients)
         return [parsed for log in logs if (parsed := parse_transfer(log)) is not None]
 
     def receipt_logs(self, tx_hash: str) -> list[TransferLog]:
@@ -286,9 +286,23 @@ def is_transfer(log: dict) -> bool:
     return len(topics) == 3 and topics[0].lower() == TRANSFER_TOPIC and not log.get("removed")
 
 
-def recipient_of(log: dict) -> str:
-    """The lower-case address a raw Transfer log pays."""
-    return _topic_address(log["topics"][2])
+def transfer_recipients(logs: list[dict]) -> list[str | None]:
+    """For each raw log, the lower-case address it pays when it is an ERC-20 Transfer, else
+    None: one pass over a token's thousands of logs, building nothing (parse_transfer is for the
+    few that are ours)."""
+    found: list[str | None] = []
+    append = found.append
+    for log in logs:
+        topics = log.get("topics") or ()
+        if (
+            len(topics) == 3
+            and (topics[0] == TRANSFER_TOPIC or topics[0].lower() == TRANSFER_TOPIC)
+            and not log.get("removed")
+        ):
+            append("0x" + topics[2][-40:].lower())
+        else:
+            append(None)
+    return found
 
 
 def parse_transfer(log: dict) -> TransferLog | None:
