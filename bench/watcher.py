@@ -26,8 +26,9 @@ take seconds a round), the same reads through web3's get_logs, and the logs to o
 addresses alone asked of the node by recipient (Transfer's third topic, RECIPIENT_BATCH
 addresses a request): the other way to read, which the watcher does not take
 (payments/chain/scanning.py says why). Each size also prints how many
-tasks one scan published to the broker (one outbox dispatch per commit, and the payment
-emails') and how many redis-py clients publishing them built (config/kombu_redis.py: none).
+tasks one scan published to the broker (one outbox dispatch per commit: 1; before, one per
+event: 500) and how many redis-py clients publishing them built (config/kombu_redis.py: the
+process's first publish builds its pool's client, then none; before, one per message).
 
 Before each timed side the database is put back (not timed). Prints the per-round ratio
 watcher/bare of each size as the median of the rounds with min and max, recorded with
@@ -35,10 +36,10 @@ bench/results.py as `watcher.2000.vs_bare` and `watcher.20800.vs_bare`; then the
 all 500 at once (a backlog after downtime) and the delay from a payment's N-th confirmation to
 "confirmed" against the scan interval. BENCH_WATCHER_ROUNDS sets the rounds at 2,000 transfers
 (5), BENCH_WATCHER_LARGE_ROUNDS at 20,800 (3: each round reads ten times the logs). Building the
-two chains takes most of the time: the whole script ran in about 4 minutes on this 2-core
-machine shared with four other engineers' runs (load average 10-17), about 7 with 7 and 5
-rounds. BENCH_PROFILE=1 prints where one
-scan of each size spends its time. Run with `make bench`.
+two chains in anvil takes half the time: on this 2-core machine shared with four other
+engineers' runs (load average 10-17) the whole script took 9 minutes (the chains 144 s and
+285 s of it), over the 4 minutes it was meant to fit; the rounds are few already.
+BENCH_PROFILE=1 prints where one scan of each size spends its time. Run with `make bench`.
 """
 
 import contextlib

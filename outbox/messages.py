@@ -86,13 +86,23 @@ def enqueue(
 class _TransactionMessage:
     """The message `enqueue_once_per_transaction` wrote in the current transaction."""
 
-    __slots__ = ("hooks", "token", "entry", "published")
+    __slots__ = ("hooks", "token", "message_id", "entry", "published")
 
-    def __init__(self, hooks: list, token: str):
+    def __init__(self, hooks: list, token: str, message_id: int):
         self.hooks = hooks  # connection.run_on_commit: a new list at every commit or rollback
         self.token = token
-        self.entry = None  # its publication among the transaction's commit callbacks
+        self.message_id = message_id
+        self.entry = None  # its latest publication among the transaction's commit callbacks
         self.published = False
+
+    def publish(self) -> None:
+        if not self.published:  # registered again behind later callbacks: the first runs
+            self.published = True
+            publish([self.message_id])
+
+    def publish_after_commit(self) -> None:
+        transaction.on_commit(self.publish, robust=True)
+        self.entry = self.hooks[-1]
 
 
 def enqueue_once_per_transaction(task) -> str:
@@ -103,9 +113,11 @@ def enqueue_once_per_transaction(task) -> str:
 
     A transaction is told by Django's list of commit callbacks, which is a new list at every
     commit, rollback and rollback to a savepoint: after a rollback to a savepoint (which may
-    have removed the message) the next call writes a new message, never lost. Its publication
-    is moved behind the callbacks registered since (so a test's capture of the callbacks that
-    joined it runs it); once run, the next call writes a new message."""
+    have removed the message) the next call writes a new message, never lost. A call after
+    other callbacks were registered registers the publication again behind them (the first
+    that runs publishes, the others do nothing): so a test that runs the callbacks registered
+    from some point on (captureOnCommitCallbacks) publishes what joined meanwhile. Once
+    published, the next call writes a new message."""
     if not connection.in_atomic_block:
         with transaction.atomic():
             return enqueue_once_per_transaction(task)
@@ -114,22 +126,13 @@ def enqueue_once_per_transaction(task) -> str:
     current = getattr(connection, name, None)
     if current is not None and current.hooks is hooks and not current.published:
         if current.entry is not None and hooks[-1] is not current.entry:
-            for position in range(len(hooks) - 1, -1, -1):
-                if hooks[position] is current.entry:
-                    del hooks[position]
-                    hooks.append(current.entry)
-                    break
+            current.publish_after_commit()
         return current.token
-    current = _TransactionMessage(hooks, uuid.uuid4().hex)
-    message = OutboxMessage.objects.create(task=_name(task), args=[current.token])
+    token = uuid.uuid4().hex
+    message = OutboxMessage.objects.create(task=_name(task), args=[token])
+    current = _TransactionMessage(hooks, token, message.pk)
     if _celery_app() is not None:
-
-        def publish_once(state=current, ids=(message.pk,)):
-            state.published = True
-            publish(ids)
-
-        transaction.on_commit(publish_once, robust=True)
-        current.entry = hooks[-1]
+        current.publish_after_commit()
     else:
         _after_commit([message.pk])
     setattr(connection, name, current)
