@@ -18,8 +18,9 @@ the process (an outbox row, `delay_on_commit`); the log line is written after th
 
 A setter whose caller already holds the lock calls `change` on the locked row. A batch setter
 (payments sets hundreds of statuses in fixed queries) uses the parts: `check` per row,
-`audit_row` per row for one bulk insert, `log_on_commit` per row, and writes the statuses
-itself in its own statement.
+`audit_row` per row for one bulk insert, `log_many_on_commit` for the batch (a batch of many
+logs one summary line, each change at DEBUG), and writes the statuses itself in its own
+statement.
 
 An entity whose history lives elsewhere has no audit model (`audit_model=None`): a chain
 transfer's changes are told by its payment's events, a webhook delivery's by its attempt log.
@@ -29,7 +30,8 @@ Its changes are checked, saved, logged and followed by their effects all the sam
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +102,46 @@ class StateMachine:
         """One log line per change, once it is committed (none if it rolls back)."""
         if self.logger is None:
             return
-        subject, identity = self.describe(obj) if self.describe else (f"{self.name} {obj.pk}", {})
+        line = self._line(obj, from_status, to_status, actor, reason)
+        transaction.on_commit(lambda: self._emit(logging.INFO, *line))
+
+    def log_many_on_commit(self, changes: Sequence[tuple[Model, str, str, Any, str]]) -> None:
+        """A batch setter's log, once committed: each change's own line when there is one;
+        for many, ONE summary line (how many went from what to what) and each change at DEBUG.
+        `changes`: (obj, from_status, to_status, actor, reason). Seen before: 500 lines for one
+        settlement of 500 confirmations."""
+        if self.logger is None or not changes:
+            return
+        if len(changes) == 1:
+            (obj, from_status, to_status, actor, reason) = changes[0]
+            self.log_on_commit(
+                obj, from_status=from_status, to_status=to_status, actor=actor, reason=reason
+            )
+            return
         logger = self.logger
+        if logger.isEnabledFor(logging.DEBUG):
+            lines = [self._line(*change) for change in changes]
+        else:
+            lines = []
+        counts = Counter(
+            (from_status or "(new)", to_status) for _, from_status, to_status, _, _ in changes
+        )
+        summary = ", ".join(f"{n} {a} -> {b}" for (a, b), n in sorted(counts.items()))
+        extra = {
+            "event": f"{self.name}_status_batch",
+            "changes": len(changes),
+            "transitions": {f"{a} -> {b}": n for (a, b), n in sorted(counts.items())},
+        }
+
+        def emit():
+            for line in lines:
+                self._emit(logging.DEBUG, *line)
+            logger.info("%s batch of %d changes: %s", self.name, len(changes), summary, extra=extra)
+
+        transaction.on_commit(emit)
+
+    def _line(self, obj: Model, from_status: str, to_status: str, actor, reason: str):
+        subject, identity = self.describe(obj) if self.describe else (f"{self.name} {obj.pk}", {})
         extra = {
             "event": f"{self.name}_status",
             **identity,
@@ -110,15 +150,17 @@ class StateMachine:
             "actor_id": actor.pk if actor else None,
             "reason": reason,
         }
-        transaction.on_commit(
-            lambda: logger.info(
-                "%s %s -> %s: %s",
-                subject,
-                from_status or "(new)",
-                to_status,
-                reason or "-",
-                extra=extra,
-            )
+        return subject, from_status, to_status, reason, extra
+
+    def _emit(self, level: int, subject, from_status, to_status, reason, extra) -> None:
+        self.logger.log(
+            level,
+            "%s %s -> %s: %s",
+            subject,
+            from_status or "(new)",
+            to_status,
+            reason or "-",
+            extra=extra,
         )
 
     def record(

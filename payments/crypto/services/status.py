@@ -2,7 +2,8 @@
 
 PAYMENT_STATES is the payment's state machine (statemachine.StateMachine): the map
 PAYMENT_TRANSITIONS (payments.models), a `PaymentEvent` of kind "status" per change (from, to,
-acting user, reason), one log line per change after the commit. `payment_set_status` makes one
+acting user, reason), a log line after the commit (one per change; a batch of many changes logs
+one summary line, each change at DEBUG). `payment_set_status` makes one
 change; `PaymentStatusBatch` makes many, each checked and applied as it is decided (so later
 decisions of the batch see it), then writes them together with the other columns the caller
 changed on these payments: one UPDATE and one INSERT whatever their number, so 500
@@ -167,14 +168,9 @@ class PaymentStatusBatch:
             return []
         events = create_rows(events)
         payment_status_emit(events)  # webhooks: payment.<status> (events.STATUS_EVENTS)
-        for event in events:
-            PAYMENT_STATES.log_on_commit(
-                event.payment,
-                from_status=event.from_status,
-                to_status=event.to_status,
-                actor=event.actor,
-                reason=event.reason,
-            )
+        PAYMENT_STATES.log_many_on_commit(
+            [(e.payment, e.from_status, e.to_status, e.actor, e.reason) for e in events]
+        )
 
         notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
         if notified:

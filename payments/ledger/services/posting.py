@@ -3,20 +3,25 @@
 Accounts are locked in primary-key order (payments.locks has the whole lock order).
 """
 
+from __future__ import annotations
+
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Case, DecimalField, F, Value, When
 from django.db.models.functions import Round
+from django.utils import timezone
 
 from accounts.models import User
 from rental.models import Order
 from rental.money import usd
 
+from ...bulk import insert_rows
 from ...exceptions import IdempotencyConflict, InsufficientBalance
 from ...locks import lock_accounts
 from ...models import (
@@ -147,14 +152,14 @@ def ledger_post(
             kind, lines, memo, idempotency_key, actor, order, payment, extension, withdrawal
         )
         (posted,) = _write([posting], reverses=reverses)
-    return posted, True
+    return _instance(posted, posting, reverses), True
 
 
-def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
+def ledger_post_many(postings: Sequence[Posting]) -> list[Posted]:
     """Post many balanced transactions with a fixed number of queries: lock every account
     once (primary-key order), skip keys already posted with the same lines, insert the
     transactions and their entries in bulk, and move each cached balance with one UPDATE.
-    Returns what was created.
+    Returns what was created (Posted: primary keys and columns, no model instances).
 
     The batch form of ledger_post for settlement; same rules, same InsufficientBalance, same
     IdempotencyConflict when a key was already used for other lines (a caller whose state
@@ -196,8 +201,47 @@ def ledger_post_many(postings: Sequence[Posting]) -> list[LedgerTransaction]:
         return _write(fresh) if fresh else []
 
 
-def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransaction]:
-    """Insert validated postings whose accounts the caller has locked."""
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A transaction `_write` inserted: its primary key and columns, without a model instance
+    (a batch of 1,000 built 1,000 LedgerTransaction and 2,000 LedgerEntry instances only to
+    insert them)."""
+
+    pk: int
+    kind: str
+    memo: str
+    actor_id: int | None
+    order_id: int | None
+    payment_id: int | None
+    extension_id: int | None
+    withdrawal_id: int | None
+    reverses_id: int | None
+    idempotency_key: str
+    created_at: datetime
+
+
+_TRANSACTION_FIELDS = (
+    "kind",
+    "memo",
+    "actor",
+    "order",
+    "payment",
+    "extension",
+    "withdrawal",
+    "reverses",
+    "idempotency_key",
+    "created_at",
+)
+
+
+def _pk(obj) -> int | None:
+    return obj.pk if obj is not None else None
+
+
+def _write(postings: Sequence[Posting], *, reverses=None) -> list[Posted]:
+    """Insert validated postings whose accounts the caller has locked: one INSERT of the
+    transactions, one of their entries (plain rows, payments.bulk.insert_rows), one UPDATE of
+    the touched balances, whatever their number."""
     deltas: dict[int, Decimal] = defaultdict(Decimal)
     accounts: dict[int, LedgerAccount] = {}
     for posting in postings:
@@ -214,26 +258,32 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
         for pk in customer_ids:
             if current[pk] + deltas[pk] < 0:
                 raise InsufficientBalance(available=current[pk], required=-deltas[pk])
-    posted = LedgerTransaction.objects.bulk_create(
+    now = timezone.now()
+    rows = [
+        (
+            p.kind,
+            p.memo[:500],
+            _pk(p.actor),
+            _pk(p.order),
+            _pk(p.payment),
+            _pk(p.extension),
+            _pk(p.withdrawal),
+            _pk(reverses),
+            p.idempotency_key,
+            now,
+        )
+        for p in postings
+    ]
+    ids = insert_rows(LedgerTransaction, _TRANSACTION_FIELDS, rows, returning=("id",))
+    posted = [Posted(pk, *row) for (pk,), row in zip(ids, rows, strict=True)]
+    insert_rows(
+        LedgerEntry,
+        ("transaction", "account", "amount"),
         [
-            LedgerTransaction(
-                kind=p.kind,
-                memo=p.memo[:500],
-                actor=p.actor,
-                order=p.order,
-                reverses=reverses,
-                payment=p.payment,
-                extension=p.extension,
-                withdrawal=p.withdrawal,
-                idempotency_key=p.idempotency_key,
-            )
-            for p in postings
-        ]
-    )
-    LedgerEntry.objects.bulk_create(
-        LedgerEntry(transaction=txn, account=account, amount=amount)
-        for txn, posting in zip(posted, postings, strict=True)
-        for account, amount in posting.lines
+            (txn.pk, account.pk, amount)
+            for txn, posting in zip(posted, postings, strict=True)
+            for account, amount in posting.lines
+        ],
     )
     moved = {pk: delta for pk, delta in deltas.items() if delta}
     if moved:
@@ -256,32 +306,81 @@ def _write(postings: Sequence[Posting], *, reverses=None) -> list[LedgerTransact
     return posted
 
 
-def _log(posted: Sequence[LedgerTransaction], postings: Sequence[Posting]) -> None:
-    """One log line per committed ledger transaction, with its order and payment."""
+def _instance(txn: Posted, posting: Posting, reverses=None) -> LedgerTransaction:
+    """The model instance of one posted transaction, as if loaded (ledger_post's answer)."""
+    instance = LedgerTransaction(
+        pk=txn.pk,
+        kind=txn.kind,
+        memo=txn.memo,
+        actor=posting.actor,
+        order=posting.order,
+        reverses=reverses,
+        payment=posting.payment,
+        extension=posting.extension,
+        withdrawal=posting.withdrawal,
+        idempotency_key=txn.idempotency_key,
+        created_at=txn.created_at,
+    )
+    instance._state.adding, instance._state.db = False, connection.alias
+    return instance
+
+
+def _log(posted: Sequence[Posted], postings: Sequence[Posting]) -> None:
+    """After the commit: one log line per ledger transaction with its order and payment when
+    the batch is one transaction (a posting by hand, an order paid from the balance); a batch
+    of many (a settlement) logs ONE summary line, its count and total per kind, and each
+    transaction at DEBUG. Seen before: 1,000 lines for one settlement of 500 confirmations."""
+    if len(posted) == 1 or logger.isEnabledFor(logging.DEBUG):
+        level = logging.INFO if len(posted) == 1 else logging.DEBUG
+        for txn, posting in zip(posted, postings, strict=True):
+            _log_one(level, txn, posting)
+    if len(posted) < 2:
+        return
+    count: dict[str, int] = defaultdict(int)
+    total: dict[str, Decimal] = defaultdict(Decimal)
     for txn, posting in zip(posted, postings, strict=True):
-        order = Order(pk=txn.order_id).reference if txn.order_id else ""
-        payment = CryptoPayment(pk=txn.payment_id).reference if txn.payment_id else ""
-        amount = sum(amount for _, amount in posting.lines if amount > 0)
-        refs = " ".join(
-            filter(None, [order and f"order {order}", payment and f"payment {payment}"])
-        )
-        logger.info(
-            "ledger transaction %s (%s) posted %s USD%s: %s",
-            txn.pk,
-            txn.kind,
-            amount,
-            f" for {refs}" if refs else "",
-            txn.memo,
-            extra={
-                "event": "ledger_posting",
-                "ledger_transaction": txn.pk,
-                "kind": txn.kind,
-                "amount_usd": str(amount),
-                "order": order,
-                "payment": payment,
-                "actor_id": txn.actor_id,
-            },
-        )
+        count[txn.kind] += 1
+        total[txn.kind] += sum(amount for _, amount in posting.lines if amount > 0)
+    logger.info(
+        "ledger batch of %d transactions (%s .. %s) posted: %s",
+        len(posted),
+        posted[0].pk,
+        posted[-1].pk,
+        ", ".join(f"{count[kind]} {kind} {total[kind]} USD" for kind in sorted(count)),
+        extra={
+            "event": "ledger_batch",
+            "ledger_transactions": len(posted),
+            "first_ledger_transaction": posted[0].pk,
+            "last_ledger_transaction": posted[-1].pk,
+            "kinds": {kind: count[kind] for kind in sorted(count)},
+            "amount_usd": {kind: str(total[kind]) for kind in sorted(total)},
+        },
+    )
+
+
+def _log_one(level: int, txn: Posted, posting: Posting) -> None:
+    order = Order(pk=txn.order_id).reference if txn.order_id else ""
+    payment = CryptoPayment(pk=txn.payment_id).reference if txn.payment_id else ""
+    amount = sum(amount for _, amount in posting.lines if amount > 0)
+    refs = " ".join(filter(None, [order and f"order {order}", payment and f"payment {payment}"]))
+    logger.log(
+        level,
+        "ledger transaction %s (%s) posted %s USD%s: %s",
+        txn.pk,
+        txn.kind,
+        amount,
+        f" for {refs}" if refs else "",
+        txn.memo,
+        extra={
+            "event": "ledger_posting",
+            "ledger_transaction": txn.pk,
+            "kind": txn.kind,
+            "amount_usd": str(amount),
+            "order": order,
+            "payment": payment,
+            "actor_id": txn.actor_id,
+        },
+    )
 
 
 def ledger_reverse(*, transaction_id: int, memo: str, actor: User | None) -> LedgerTransaction:

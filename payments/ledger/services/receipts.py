@@ -15,31 +15,32 @@ A reversal of a receipted transaction issues no new receipt: the statement shows
 from collections.abc import Sequence
 from decimal import Decimal
 
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext, ngettext
 
 from accounts.models import BillingDetails, User
 from rental.models import Order
 
-from ...bulk import create_rows
+from ...bulk import insert_rows
 from ...chain.selectors import network_name
 from ...locks import lock_receipt_counter
-from ...models import RECEIPT_KINDS, LedgerAccountKind, LedgerTransaction, Receipt, TransactionKind
+from ...models import RECEIPT_KINDS, LedgerAccountKind, Receipt, TransactionKind
 
 BILLING_FIELDS = ("company_name", "vat_number", "address")
 
 
-def receipts_issue(postings: Sequence, posted: Sequence[LedgerTransaction]) -> list[Receipt]:
-    """Issue the receipts of these just-inserted transactions (`posted`, in the order of their
-    `postings`, payments.ledger.services.posting.Posting); the caller holds their accounts'
-    locks."""
+def receipts_issue(postings: Sequence, posted: Sequence) -> int:
+    """Issue the receipts of these just-inserted transactions (`posted`, anything with the
+    transaction's `pk` and `kind`, in the order of their `postings`,
+    payments.ledger.services.posting.Posting); the caller holds their accounts' locks. Written
+    as plain rows in one INSERT (no Receipt instance per row); returns how many."""
     due = [
         (txn, posting)
         for txn, posting in zip(posted, postings, strict=True)
         if txn.kind in RECEIPT_KINDS
     ]
     if not due:
-        return []
+        return 0
     customer_of = {txn.pk: _customer_id(posting) for txn, posting in due}
     missing = [txn.pk for txn, _ in due if customer_of[txn.pk] is None]
     if missing:
@@ -49,24 +50,40 @@ def receipts_issue(postings: Sequence, posted: Sequence[LedgerTransaction]) -> l
     first = counter.last_number + 1
     counter.last_number += len(due)
     counter.save(update_fields=["last_number"])
-    receipts = []
+    now = timezone.now()
+    rows = []
     for number, (txn, posting) in enumerate(due, start=first):
         language, billing = customers[customer_of[txn.pk]]
         with translation.override(language):
             description = _description(posting)
-        receipts.append(
-            Receipt(
-                number=number,
-                transaction=txn,
-                customer_id=customer_of[txn.pk],
-                kind=txn.kind,
-                amount_usd=sum((a for _, a in posting.lines if a > 0), Decimal("0.00")),
-                description=description[:300],
-                language=language,
-                billing=billing,
+        rows.append(
+            (
+                number,
+                txn.pk,
+                customer_of[txn.pk],
+                txn.kind,
+                sum((a for _, a in posting.lines if a > 0), Decimal("0.00")),
+                description[:300],
+                language,
+                billing,
+                now,
             )
         )
-    return create_rows(receipts)
+    insert_rows(Receipt, _RECEIPT_FIELDS, rows)
+    return len(rows)
+
+
+_RECEIPT_FIELDS = (
+    "number",
+    "transaction",
+    "customer",
+    "kind",
+    "amount_usd",
+    "description",
+    "language",
+    "billing",
+    "issued_at",
+)
 
 
 def _customer_id(posting) -> int | None:
