@@ -16,15 +16,19 @@ array of rows, which the database unpacks and casts to the columns' types:
 (one array parameter per column, through unnest, costs more: the driver quotes every element
 in Python). Elsewhere (the embedded SQLite default) they fall back to bulk_update and
 bulk_create.
+
+`any_of` does the same for the right-hand side of a long `__in`: Django compiles every value of
+a list (20 ms for the 1,000 idempotency keys of one settlement) and the driver quotes each.
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time
 from decimal import Decimal
 
 from django.db import connection
 from django.db.models import Model
+from django.db.models.expressions import RawSQL
 from django.utils.functional import Promise
 
 BATCH = 5000
@@ -137,6 +141,25 @@ def create_rows(objs: Sequence[Model]) -> list[Model]:
                 obj.pk = pk
                 obj._state.adding, obj._state.db = False, connection.alias
     return list(objs)
+
+
+def any_of(values: Iterable, *, cast: str = "") -> list | RawSQL:
+    """Values for `field__in=any_of(values)`: on PostgreSQL ONE parameter (a JSON array,
+    unpacked by the database; `cast` the column's type, e.g. "bigint", none for text),
+    elsewhere the list itself."""
+    if cast not in ("", "bigint"):
+        raise ValueError(f"any_of casts to text or bigint, not {cast!r}")
+    values = list(values)
+    if connection.vendor != "postgresql" or not values:
+        return values
+    element = "jsonb_array_elements_text(%s::jsonb)"
+    sql = f"SELECT ({element})::{cast}" if cast else f"SELECT {element}"
+    return RawSQL(sql, [_dumps(values)])  # noqa: S611 - the values are its one parameter
+
+
+def any_pk(values: Iterable[int]) -> list | RawSQL:
+    """Primary keys (or foreign keys) for `pk__in=any_pk(ids)`: one parameter (any_of)."""
+    return any_of(values, cast="bigint")
 
 
 def _select_rows(columns) -> str:

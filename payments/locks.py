@@ -34,6 +34,7 @@ from django.db.models import QuerySet
 
 from accounts.locks import advisory_key
 
+from .bulk import any_pk
 from .models import (
     LIVE_STATUSES,
     AddressIndexCounter,
@@ -57,7 +58,7 @@ def lock_payments(payment_ids: Iterable[int]) -> dict[int, CryptoPayment]:
     ids = sorted(set(payment_ids))
     if not ids:
         return {}
-    return {p.pk: p for p in _for_update(CryptoPayment.objects.filter(pk__in=ids))}
+    return {p.pk: p for p in _for_update(CryptoPayment.objects.filter(pk__in=any_pk(ids)))}
 
 
 def lock_payments_with_siblings(payment_ids: Iterable[int]) -> dict[int, CryptoPayment]:
@@ -66,7 +67,9 @@ def lock_payments_with_siblings(payment_ids: Iterable[int]) -> dict[int, CryptoP
     ids = set(payment_ids)
     if not ids:
         return {}
-    orders = CryptoPayment.objects.filter(pk__in=ids, order__isnull=False).values("order_id")
+    orders = CryptoPayment.objects.filter(pk__in=any_pk(ids), order__isnull=False).values(
+        "order_id"
+    )
     siblings = CryptoPayment.objects.filter(order_id__in=orders, status__in=LIVE_STATUSES)
     return lock_payments(ids | set(siblings.values_list("pk", flat=True)))
 
@@ -114,7 +117,7 @@ def lock_transfers(transfer_ids: Iterable[int]) -> dict[int, ChainTransfer]:
     ids = sorted(set(transfer_ids))
     if not ids:
         return {}
-    return {t.pk: t for t in _for_update(ChainTransfer.objects.filter(pk__in=ids))}
+    return {t.pk: t for t in _for_update(ChainTransfer.objects.filter(pk__in=any_pk(ids)))}
 
 
 def lock_withdrawal(*, withdrawal_id: int, customer=None) -> Withdrawal:

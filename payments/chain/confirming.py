@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from ..bulk import create_rows
+from ..bulk import any_pk, create_rows
 from ..locks import lock_payments_with_siblings, lock_transfers
 from ..models import ChainTransfer, PaymentEvent, PaymentEventKind, TransferStatus
 from .networks import confirmations_at, get_network
@@ -66,7 +66,7 @@ def confirm_transfers(
 def _apply(decided: dict[int, tuple[str, str]]) -> tuple[int, int]:
     """Lock the payments and transfers, re-check each transfer, change it, settle."""
     payment_ids = set(
-        ChainTransfer.objects.filter(pk__in=list(decided), payment__isnull=False).values_list(
+        ChainTransfer.objects.filter(pk__in=any_pk(decided), payment__isnull=False).values_list(
             "payment_id", flat=True
         )
     )

@@ -8,6 +8,7 @@ import pytest
 from django.db import transaction
 from django.db.models import Sum
 
+from payments.bulk import any_of, any_pk
 from payments.ledger.services.posting import (
     Posting,
     customer_account,
@@ -128,3 +129,19 @@ def test_a_batch_logs_one_summary_line_and_each_transaction_at_debug(
     lines = [r for r in caplog.records if r.name == "payments.ledger.services.posting"]
     assert [r.levelno for r in lines] == [logging.DEBUG, logging.DEBUG, logging.INFO]
     assert [r.event for r in lines] == ["ledger_posting", "ledger_posting", "ledger_batch"]
+
+
+def test_any_of_finds_what_the_plain_list_finds(make_customer):
+    postings = _top_ups([make_customer() for _ in range(3)], prefix="any")
+    with transaction.atomic():
+        posted = ledger_post_many(postings)
+    ids = [p.pk for p in posted]
+    keys = [p.idempotency_key for p in posted] + ["any:none"]
+
+    by_pk = LedgerTransaction.objects.filter(pk__in=any_pk([*ids[:2], 10**12]))
+    assert sorted(by_pk.values_list("pk", flat=True)) == sorted(ids[:2])
+    by_key = LedgerTransaction.objects.filter(idempotency_key__in=any_of(keys))
+    assert sorted(by_key.values_list("pk", flat=True)) == sorted(ids)
+    assert not LedgerTransaction.objects.filter(pk__in=any_pk([])).exists()
+    with pytest.raises(ValueError):
+        any_of(["x"], cast="text); DROP TABLE x; --")

@@ -34,7 +34,7 @@ from outbox.messages import enqueue
 from rental import services as rental_services
 from rental.models import Order
 
-from ...bulk import create_rows
+from ...bulk import any_pk, create_rows
 from ...chain.networks import units_to_usd
 from ...ledger.services.posting import Posting, customer_accounts, ledger_post_many, system_account
 from ...locks import lock_accounts
@@ -115,7 +115,7 @@ class Book:
     def flush(self) -> None:
         """Write everything, in a fixed number of queries."""
         if self.receipted:
-            ChainTransfer.objects.filter(pk__in=self.receipted).update(receipted=True)
+            ChainTransfer.objects.filter(pk__in=any_pk(self.receipted)).update(receipted=True)
         ledger_post_many(self.postings)
         # Then the money and status of every payment touched, in one statement, and the status
         # events: a status event describes money already posted.
@@ -187,7 +187,7 @@ def recount(payments: Iterable[CryptoPayment], *, fresh: bool = True) -> Count:
     totals: dict[int, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     late = set()
     for payment_id, status, is_late, units in (
-        ChainTransfer.objects.filter(payment_id__in=list(payments))
+        ChainTransfer.objects.filter(payment_id__in=any_pk(payments))
         .values_list("payment_id", "status", "late")
         .annotate(units=Sum("amount_units"))
         .order_by()
@@ -202,14 +202,14 @@ def recount(payments: Iterable[CryptoPayment], *, fresh: bool = True) -> Count:
         return Count(fresh={}, late=late, receipts={})
     found: dict[int, list[ChainTransfer]] = defaultdict(list)
     for transfer in ChainTransfer.objects.filter(
-        payment_id__in=list(payments), status=TransferStatus.CONFIRMED, receipted=False
+        payment_id__in=any_pk(payments), status=TransferStatus.CONFIRMED, receipted=False
     ).order_by("pk"):
         found[transfer.payment_id].append(transfer)
     receipts = {}
     if found:
         receipts = dict(
             LedgerTransaction.objects.filter(
-                payment_id__in=list(found), kind=TransactionKind.CRYPTO_RECEIPT
+                payment_id__in=any_pk(found), kind=TransactionKind.CRYPTO_RECEIPT
             )
             .values_list("payment_id")
             .annotate(n=models.Count("pk"))

@@ -21,7 +21,7 @@ from accounts.models import User
 from rental.models import Order
 from rental.money import usd
 
-from ...bulk import insert_rows
+from ...bulk import any_of, insert_rows
 from ...exceptions import IdempotencyConflict, InsufficientBalance
 from ...locks import lock_accounts
 from ...models import (
@@ -185,7 +185,7 @@ def ledger_post_many(postings: Sequence[Posting]) -> list[Posted]:
         lock_accounts(account for posting in checked for account, _ in posting.lines)
         done: dict[str, tuple] = defaultdict(tuple)
         for key, kind, account_id, amount in LedgerEntry.objects.filter(
-            transaction__idempotency_key__in=[p.idempotency_key for p in checked]
+            transaction__idempotency_key__in=any_of([p.idempotency_key for p in checked])
         ).values_list("transaction__idempotency_key", "transaction__kind", "account_id", "amount"):
             done[key] += ((kind, account_id, amount),)
         fresh, seen = [], {}

@@ -52,10 +52,11 @@ def receipts_issue(postings: Sequence, posted: Sequence) -> int:
     counter.save(update_fields=["last_number"])
     now = timezone.now()
     rows = []
+    names = _NetworkNames()
     for number, (txn, posting) in enumerate(due, start=first):
         language, billing = customers[customer_of[txn.pk]]
         with translation.override(language):
-            description = _description(posting)
+            description = _description(posting, names)
         rows.append(
             (
                 number,
@@ -114,7 +115,18 @@ def _customers(ids: set[int]) -> dict[int, tuple[str, dict]]:
     }
 
 
-def _description(posting) -> str:
+class _NetworkNames(dict):
+    """A network's name in the active language, read from the settings once per batch (not
+    once per receipt: 500 receipts read every network's settings 500 times)."""
+
+    def __call__(self, key: str) -> str:
+        language = translation.get_language()
+        if (language, key) not in self:
+            self[(language, key)] = network_name(key)
+        return self[(language, key)]
+
+
+def _description(posting, network_name=network_name) -> str:
     """One line saying what was paid, in the active language."""
     order, payment = posting.order, posting.payment
     extension, withdrawal = posting.extension, posting.withdrawal
