@@ -7,6 +7,27 @@ many transactions and entries per kind as that settlement wrote, the same accoun
 written in ONE transaction with bulk inserts and one balance UPDATE per touched account, and
 committed (the ledger's deferred balance triggers run at commit). Target: at most 3x. Rounds
 alternate the two, each round with fresh payments; medians, min and max. Run with `make bench`.
+
+The figure is each round's settlement ÷ that round's bulk writes, recorded as
+`settle.500.vs_one_transaction` (bench/results.py: median, min, max). The settlement's time
+includes publishing its outbox messages after the commit (as a worker would);
+BENCH_SETTLE_PUBLISH=0 leaves them unpublished (recorded as `...unpublished`): the share that
+one outbox dispatch per commit instead of one task per event takes away.
+
+Measured on the shared 2-core machine (load 8-22 from four other engineers' runs; medians of
+per-round ratios, min-max, 5 rounds; each pair run back to back):
+- before issue 24: 19.2x (10.1-27.7), 20.1x (17.1-31.2) and, at load 8-9, 13.9x (8.4-17.9):
+  settlement 4,041 ms against 340 ms; the issue saw 7.1-8.2x on a quiet machine.
+  Unpublished: 4.7x (3.4-6.1). Publishing 1,000 outbox messages one by one after the commit
+  (a Redis LPUSH and an UPDATE each) was most of it.
+- the ledger's batch inserted as plain rows, one summary log line per batch: 12.1x (7.8-35.9);
+  unpublished 3.4x (2.4-6.1).
+- long `IN` lists as one JSON parameter, network names once per batch: 9.6x (8.6-20.8) at
+  load 5 (settlement 1,302 ms against 135 ms) and 12.3x (9.8-14.6) at load 8-9 (3,312 ms
+  against 248 ms), with publishing as before. Unpublished: 2.7x (2.4-3.9), 327 ms against
+  121 ms: publishing the 1,000 messages is ~975 ms, about 7 of the 9.6.
+- with branch i24-chain's outbox (one dispatch task per commit: the scan's and the settlement's
+  events publish 2 tasks per round instead of 1,500) on top of the first step: 2.9x (1.6-4.1).
 """
 
 import os
@@ -30,7 +51,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.conf import settings  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.db.models import F, Max, Sum  # noqa: E402
 from django.test.utils import (  # noqa: E402
     setup_databases,
@@ -55,6 +76,8 @@ PROFILE = os.environ.get("BENCH_SETTLE_PROFILE") == "1"
 # always, but nothing is published after its commit (what publishing costs the settlement: the
 # share a dispatch per commit instead of per event takes away). Recorded under its own key.
 PUBLISH = os.environ.get("BENCH_SETTLE_PUBLISH", "1") != "0"
+# BENCH_SETTLE_QUERIES=1: list the first round's statements (time, parameters, the SQL's start).
+QUERIES = os.environ.get("BENCH_SETTLE_QUERIES") == "1"
 TARGET = 3.0
 
 
@@ -103,6 +126,9 @@ def main() -> None:
     setup_test_environment()
     old_config = setup_databases(verbosity=0, interactive=False)
     settle_times, bulk_times, counts = [], [], None
+    # This process's CPU (Python, the driver) in each, beside the wall time: less moved by the
+    # other processes of a busy machine than the wall time, and blind to the database's work.
+    settle_cpu, bulk_cpu = [], []
     started = time.perf_counter()
     try:
         w3 = Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 60}))
@@ -182,7 +208,7 @@ def main() -> None:
 
             # -- measured: the call that confirms and settles the backlog.
             marker = LedgerTransaction.objects.aggregate(last=Max("pk"))["last"] or 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             if PROFILE and round_number == 0:
                 import cProfile
                 import pstats
@@ -194,9 +220,30 @@ def main() -> None:
                 out = Path(__file__).resolve().parent.parent / "var/bench/settle.prof"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 profiler.dump_stats(out)
+            elif QUERIES and round_number == 0:
+                statements = []
+
+                def timed_statement(execute, sql, params, many, context, statements=statements):
+                    started = time.perf_counter()
+                    try:
+                        return execute(sql, params, many, context)
+                    finally:
+                        count = len(params or ()) if not many else sum(map(len, params))
+                        statements.append((time.perf_counter() - started, count, sql))
+
+                with connection.execute_wrapper(timed_statement):
+                    confirm_transfers(network_key="local")
+                settle_times.append(time.perf_counter() - t0)
+                print(
+                    f"{len(statements)} statements, {sum(s[0] for s in statements) * 1000:.1f} ms"
+                )
+                for seconds, count, sql in statements:
+                    start = " ".join(sql.split())[:110]
+                    print(f"  {seconds * 1000:8.1f} ms {count:6} params  {start}")
             else:
                 confirm_transfers(network_key="local")
                 settle_times.append(time.perf_counter() - t0)
+            settle_cpu.append(time.process_time() - c0)
 
             confirmed = CryptoPayment.objects.filter(
                 pk__in=payment_ids, status=PaymentStatus.CONFIRMED
@@ -239,7 +286,7 @@ def main() -> None:
             counts = counts or round_counts
             assert round_counts == counts, (round_counts, counts)  # the same work every round
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             with transaction.atomic():
                 copies = LedgerTransaction.objects.bulk_create(
                     LedgerTransaction(
@@ -262,6 +309,7 @@ def main() -> None:
                         balance=F("balance") + deltas[account_id]
                     )
             bulk_times.append(time.perf_counter() - t0)
+            bulk_cpu.append(time.process_time() - c0)
             for customer in customers:
                 assert customer_account(customer).balance == 2 * AMOUNT * paid[customer.pk]
     finally:
@@ -295,6 +343,8 @@ def main() -> None:
 
     line("bulk ledger writes, one transaction", bulk_times)
     line("confirm_transfers (settlement)", settle_times)
+    line("  this process's CPU: bulk writes", bulk_cpu)
+    line("  this process's CPU: settlement", settle_cpu)
     # Each round's settlement against the bulk writes of the same round (interleaved).
     ratios = [settle / bulk for settle, bulk in zip(settle_times, bulk_times, strict=True)]
     key = "settle.500.vs_one_transaction" + ("" if PUBLISH else ".unpublished")
