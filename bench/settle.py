@@ -14,20 +14,18 @@ includes publishing its outbox messages after the commit (as a worker would);
 BENCH_SETTLE_PUBLISH=0 leaves them unpublished (recorded as `...unpublished`): the share that
 one outbox dispatch per commit instead of one task per event takes away.
 
-Measured on the shared 2-core machine (load 8-22 from four other engineers' runs; medians of
-per-round ratios, min-max, 5 rounds; each pair run back to back):
-- before issue 24: 19.2x (10.1-27.7), 20.1x (17.1-31.2) and, at load 8-9, 13.9x (8.4-17.9):
-  settlement 4,041 ms against 340 ms; the issue saw 7.1-8.2x on a quiet machine.
-  Unpublished: 4.7x (3.4-6.1). Publishing 1,000 outbox messages one by one after the commit
-  (a Redis LPUSH and an UPDATE each) was most of it.
-- the ledger's batch inserted as plain rows, one summary log line per batch: 12.1x (7.8-35.9);
-  unpublished 3.4x (2.4-6.1).
-- long `IN` lists as one JSON parameter, network names once per batch: 9.6x (8.6-20.8) at
-  load 5 (settlement 1,302 ms against 135 ms) and 12.3x (9.8-14.6) at load 8-9 (3,312 ms
-  against 248 ms), with publishing as before. Unpublished: 2.7x (2.4-3.9), 327 ms against
-  121 ms: publishing the 1,000 messages is ~975 ms, about 7 of the 9.6.
-- with branch i24-chain's outbox (one dispatch task per commit: the scan's and the settlement's
-  events publish 2 tasks per round instead of 1,500) on top of the first step: 2.9x (1.6-4.1).
+Measured on the shared 2-core machine, each pair back to back (medians of per-round ratios,
+min-max, 5 rounds). Quiet (load 1-4):
+- before issue 24: 9.6x (8.8-12.1): settlement 1,364 ms against 153 ms. Unpublished: 4.3x
+  (3.7-5.1), 556 ms against 115 ms.
+- now (the ledger's batch as plain rows, one summary log line per batch, long `IN` lists as one
+  JSON parameter): 10.2x (7.7-13.0): 1,202 ms against 118 ms. Unpublished: 2.7x (2.4-3.8),
+  328 ms against 124 ms. Publishing the settlement's 1,000 outbox messages one by one after
+  the commit (a Redis LPUSH and an UPDATE each, ~875 ms) is what is left of the gap.
+- now with branch i24-chain's outbox (one dispatch task per commit: 2 tasks per round, the
+  scan's and the settlement's, instead of 1,500): 2.9x (1.3-3.5), 355 ms against 116 ms.
+Under load (8-22, the other engineers' runs) the same code gave 13.9-20.1x before and
+9.6-12.3x now.
 """
 
 import os
