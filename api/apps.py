@@ -5,7 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class ApiConfig(AppConfig):
     name = "api"
     verbose_name = _("API")
-
-    def ready(self):
-        # Register the Bearer scheme and our field types with drf-spectacular.
-        from . import schema, schema_fields  # noqa: F401
+    # drf-spectacular's extensions (the Bearer scheme, our field types) are registered by
+    # api/urls.py, imported with the first request under /api/ or the schema's generation:
+    # a web worker that serves only pages never imports the schema generator (config/deferred.py).

@@ -4,7 +4,11 @@ the webhooks' endpoints. Anything else under /api/ answers a 404 problem."""
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import problems, views_catalogue, views_docs
+# schema and schema_fields register the Bearer scheme and our field types with drf-spectacular:
+# here, not in the app's ready(), since this module is imported by the first request under /api/
+# and by the schema's generation (which walks the URLconf), never by a worker that serves only
+# pages (config/deferred.py).
+from . import problems, schema, schema_fields, views_catalogue, views_docs  # noqa: F401
 
 app_name = "api"
 

@@ -12,8 +12,12 @@ each page at 16 connections with the customer's session cookie, in rounds that i
 page with the bare view, and prints req/s, p50, p99 and the ratio to the bare view (median,
 min and max over rounds), then the resident memory of a web worker of each.
 
-After the runs, a web worker's memory against the application as it was with Celery loaded
-(bench/celery_loaded_wsgi.py); `--memory` measures only that.
+After the runs (and alone with `--memory`), a web worker's memory on fresh servers: the
+application (each customer page logged in, and the anonymous catalogue), the bare view and the
+application as it was with Celery loaded (bench/celery_loaded_wsgi.py) each serve 1,000
+requests per worker (BENCH_MEMORY_REQUESTS) in each of 3 interleaved rounds
+(BENCH_MEMORY_ROUNDS); the median worker's resident memory after each round, and its ratio to
+bare's, recorded as memory.web_worker_rss_vs_bare (bench/results.py; target ≤ 1.4×).
 
 `--db-modes` compares the ways of holding database connections instead (a new connection per
 request, persistent connections with health checks, and psycopg's pool where the psycopg-pool
@@ -31,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from http_load import (
@@ -52,10 +57,12 @@ from http_load import (
     start_gunicorn,
     wrk,
 )
+from results import record
 
 PYTHON = sys.executable
 ROUNDS = int(os.environ.get("BENCH_HTTP_ROUNDS", "5"))
-MEMORY_ROUNDS = 3
+MEMORY_ROUNDS = int(os.environ.get("BENCH_MEMORY_ROUNDS", "3"))
+MEMORY_REQUESTS = int(os.environ.get("BENCH_MEMORY_REQUESTS", "1000"))  # per worker and round
 SECONDS = int(os.environ.get("BENCH_HTTP_SECONDS", "3"))
 # The payment options need an enabled network: the local one, with a token address and an RPC
 # URL where nothing listens (the pages never call a node).
@@ -95,6 +102,7 @@ def customer_pages(fixture: dict) -> list[Page]:
 
 
 BARE = Page("bare Django (SELECT 1)", "/", "SELECT 1 gave 1")
+ANONYMOUS = Page("catalogue (anonymous)", "/", "Log in")
 
 
 def interleaved(
@@ -196,37 +204,93 @@ def rss_line(app: Server, bare: Server) -> None:
         f"(workers: {', '.join(f'{size:.1f}' for size in app_rss)}), bare Django "
         f"{statistics.median(bare_rss):.1f} MB "
         f"(workers: {', '.join(f'{size:.1f}' for size in bare_rss)}): {ratio:.2f}× bare "
-        f"(target ≤ 1.5×)"
+        f"(target ≤ 1.4×)"
     )
 
 
-def celery_memory_line(app: Server, pages, cookie: str, app_env: dict, workdir: Path) -> None:
-    """What not loading Celery saves a web worker: the application as it was (Celery's app and
-    kombu's Redis transport loaded: bench/celery_loaded_wsgi.py) against today's, after the
-    same requests, in MEMORY_ROUNDS interleaved rounds."""
-    before = start_gunicorn(
-        "app-with-celery", "bench.celery_loaded_wsgi:application", app_env, workdir
-    )
+def serve(server: Server, requests: list[tuple[Page, str]], count: int) -> None:
+    """`count` requests, cycling through `requests` (page, cookie), from WORKERS clients at
+    once so that every worker serves its share; each must answer 200."""
+
+    def client(offset: int) -> None:
+        for number in range(offset, count, WORKERS):
+            page, cookie = requests[number % len(requests)]
+            status, _, _ = fetch(server, page, cookie)
+            if status != 200:
+                raise SystemExit(f"{server.name} {page.path}: HTTP {status}")
+
+    with ThreadPoolExecutor(WORKERS) as pool:
+        for done in [pool.submit(client, offset) for offset in range(WORKERS)]:
+            done.result()
+
+
+def memory(app_env: dict, fixture: dict, workdir: Path) -> None:
+    """A web worker's resident memory after MEMORY_REQUESTS requests each, in MEMORY_ROUNDS
+    interleaved rounds (fresh servers): the application (every customer page, logged in, and
+    the anonymous catalogue) against the bare Django view, and against the application as it
+    was with Celery and kombu loaded (bench/celery_loaded_wsgi.py). Records each round's ratio
+    to bare as memory.web_worker_rss_vs_bare (bench/results.py)."""
+    servers = []
     try:
-        for page in pages:
-            check_page(before, page, cookie)
-        today, then = [], []
-        for _ in range(MEMORY_ROUNDS):
-            for server, sizes in ((app, today), (before, then)):
-                warm_up([(server, page, cookie) for page in pages])
-                sizes.append(statistics.median(server.worker_rss_mb()))
-        saved = [b - a for a, b in zip(today, then, strict=True)]
-        print(
-            f"Web worker RSS, {MEMORY_ROUNDS} rounds of every page: today (no Celery) "
-            f"{statistics.median(today):.1f} MB ({min(today):.1f}–{max(today):.1f}), with "
-            f"Celery and kombu loaded as before {statistics.median(then):.1f} MB "
-            f"({min(then):.1f}–{max(then):.1f}): {statistics.median(saved):.1f} MB saved per "
-            f"worker ({min(saved):.1f}–{max(saved):.1f}); "
-            f"{statistics.median(today) / statistics.median(then):.2f}× as before",
-            flush=True,
+        app = start_gunicorn("memory-app", "config.wsgi:application", app_env, workdir)
+        servers.append(app)
+        bare = start_gunicorn(
+            "memory-bare",
+            "bench.bare.wsgi:application",
+            bare_env(app_env, fixture["database"]),
+            workdir,
         )
+        servers.append(bare)
+        before = start_gunicorn(
+            "memory-app-with-celery", "bench.celery_loaded_wsgi:application", app_env, workdir
+        )
+        servers.append(before)
+        pages = customer_pages(fixture)
+        cookie = session_cookies(app, pages, fixture)
+        for server in (app, before):
+            for page in pages:
+                check_page(server, page, cookie)
+            check_page(server, ANONYMOUS, "")
+        check_page(bare, BARE, "")
+        workload = {
+            app.name: [(page, cookie) for page in pages] + [(ANONYMOUS, "")],
+            before.name: [(page, cookie) for page in pages] + [(ANONYMOUS, "")],
+            bare.name: [(BARE, "")],
+        }
+        sizes = {app.name: [], bare.name: [], before.name: []}
+        order = [app, bare, before]
+        for number in range(MEMORY_ROUNDS):
+            for server in order[number % 3 :] + order[: number % 3]:
+                serve(server, workload[server.name], MEMORY_REQUESTS * WORKERS)
+                sizes[server.name].append(statistics.median(server.worker_rss_mb()))
+            print(f"  memory round {number + 1}/{MEMORY_ROUNDS} done", flush=True)
     finally:
-        before.stop()
+        for server in servers:
+            server.stop()
+
+    def mb(values: list[float]) -> str:
+        return f"{statistics.median(values):.1f} MB ({min(values):.1f}–{max(values):.1f})"
+
+    app_mb, bare_mb, before_mb = sizes[app.name], sizes[bare.name], sizes[before.name]
+    ratios = [a / b for a, b in zip(app_mb, bare_mb, strict=True)]
+    then = [b / a for a, b in zip(app_mb, before_mb, strict=True)]
+    record(
+        "memory.web_worker_rss_vs_bare",
+        ratios,
+        note=f"app {statistics.median(app_mb):.1f} MB, bare "
+        f"{statistics.median(bare_mb):.1f} MB after {MEMORY_REQUESTS} requests per worker",
+    )
+    record("memory.web_worker_rss_mb", app_mb, unit="MB")
+    record("memory.bare_worker_rss_mb", bare_mb, unit="MB")
+    print(
+        f"Web worker RSS after {MEMORY_REQUESTS} requests per worker, gunicorn -w {WORKERS}, "
+        f"{MEMORY_ROUNDS} interleaved rounds (median of the workers, median (min–max) over "
+        f"rounds): application {mb(app_mb)}, bare Django {mb(bare_mb)}: "
+        f"{statistics.median(ratios):.2f}× bare ({min(ratios):.2f}–{max(ratios):.2f}; "
+        f"target ≤ 1.4×); with Celery and kombu loaded as before {mb(before_mb)}, "
+        f"{statistics.median(then):.2f}× today's application",
+        flush=True,
+    )
 
 
 def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
@@ -263,22 +327,10 @@ def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
         )
         print_targets(pages, series)
         rss_line(app, bare)
-        celery_memory_line(app, pages, cookie, app_env, workdir)
     finally:
         for server in servers:
             server.stop()
-
-
-def run_memory(workdir: Path, app_env: dict, fixture: dict) -> None:
-    app = start_gunicorn("app", "config.wsgi:application", app_env, workdir)
-    try:
-        pages = customer_pages(fixture)
-        cookie = session_cookies(app, pages, fixture)
-        for page in pages:
-            check_page(app, page, cookie)
-        celery_memory_line(app, pages, cookie, app_env, workdir)
-    finally:
-        app.stop()
+    memory(app_env, fixture, workdir)
 
 
 def run_db_modes(workdir: Path, app_env: dict, fixture: dict) -> None:
@@ -332,7 +384,7 @@ def main() -> None:
     parser.add_argument(
         "--memory",
         action="store_true",
-        help="only the web worker's memory, with Celery and without",
+        help="only the web worker's memory, against bare Django and with Celery loaded",
     )
     arguments = parser.parse_args()
     ensure_wrk()
@@ -344,7 +396,7 @@ def main() -> None:
         if arguments.db_modes:
             run_db_modes(workdir, app_env, fixture)
         elif arguments.memory:
-            run_memory(workdir, app_env, fixture)
+            memory(app_env, fixture, workdir)
         else:
             run_pages(workdir, app_env, fixture)
     finally:

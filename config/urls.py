@@ -5,9 +5,11 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
+from django.views import defaults
 
 from accounts import views as account_views
 from accounts.mfa import has_totp
+from config.deferred import deferred_include
 
 admin.site.site_header = _("GPU rental administration")
 admin.site.site_title = _("GPU rental")
@@ -44,7 +46,8 @@ urlpatterns = [
     path("account/api-tokens/", include("api.account_urls")),
     path("account/webhooks/", include("api.webhooks.page_urls")),
     path("account/", include("accounts.urls")),
-    path("api/", include("api.urls")),
+    # Imported by the first request under /api/ (or reverse("api:...")): config/deferred.py.
+    deferred_include("api/", "api.urls", "api"),
     path("i18n/setlang/", account_views.set_language, name="set_language"),
     path("", include("payments.urls")),
     path("", include("pilot.urls")),
@@ -54,7 +57,30 @@ urlpatterns = [
     path("", include("monitoring.urls")),
 ]
 
-# Under /api/ Django's own 404 and 500 answer problem+json too; elsewhere the site's pages.
-handler400 = "api.problems.bad_request"
-handler404 = "api.problems.not_found"
-handler500 = "api.problems.server_error"
+# Under /api/ Django's own 400, 404 and 500 answer problem+json too (api/problems.py, which
+# imports DRF: loaded only for an error under /api/); elsewhere the site's pages.
+API_PATH_PREFIX = "/api/"
+
+
+def handler400(request, exception=None):
+    if request.path.startswith(API_PATH_PREFIX):
+        from api.problems import bad_request
+
+        return bad_request(request, exception)
+    return defaults.bad_request(request, exception)
+
+
+def handler404(request, exception=None):
+    if request.path.startswith(API_PATH_PREFIX):
+        from api.problems import not_found
+
+        return not_found(request, exception)
+    return defaults.page_not_found(request, exception)
+
+
+def handler500(request):
+    if request.path.startswith(API_PATH_PREFIX):
+        from api.problems import server_error
+
+        return server_error(request)
+    return defaults.server_error(request)

@@ -1,6 +1,10 @@
 """A web worker does not load the chain libraries: web3, eth-* and bip_utils are for the Celery
 worker (scanning, confirming) and for opening a payment, not for showing pages. Nor Celery and
-kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay.py).
+kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay.py). Nor, for
+the pages, the chain's HTTP client (requests), the API's libraries (Django REST framework's
+views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
+under /api/, config/deferred.py) or allauth's WebAuthn (fido2: config/lazy_modules.py); the API
+and its schema load them when asked.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -21,6 +25,22 @@ from payments.crypto.services.payments import payment_create_for_order
 ROOT = Path(__file__).resolve().parent.parent
 CHAIN_LIBRARIES = ("web3", "bip_utils", "eth_abi", "eth_account", "eth_utils", "eth_keys")
 CELERY_LIBRARIES = ("celery", "kombu", "redbeat", "billiard")
+# rest_framework and drf_spectacular themselves are installed apps (their packages are
+# imported at startup): what the API loads is their views and the schema generator.
+API_LIBRARIES = (
+    "rest_framework.views",
+    "rest_framework.fields",
+    "drf_spectacular.openapi",
+    "yaml",
+    "pygments",
+    "api.urls",
+)
+MFA_LIBRARIES = ("fido2",)
+# The chain's JSON-RPC client (payments/chain/rpc.py): for the watcher and the checks.
+HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
+PAGE_FREE_LIBRARIES = (
+    CHAIN_LIBRARIES + CELERY_LIBRARIES + API_LIBRARIES + MFA_LIBRARIES + HTTP_CLIENT_LIBRARIES
+)
 
 # Runs in the fresh interpreter: the WSGI application as gunicorn imports it, then the pages
 # through it, each with the status it answered and the chain libraries it left loaded.
@@ -39,7 +59,7 @@ settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
 libraries = tuple(spec["libraries"])
 
 def loaded():
-    return sorted({name.split(".")[0] for name in sys.modules} & set(libraries))
+    return sorted(name for name in libraries if name in sys.modules)
 
 report = {"after import": {"loaded": loaded()}}
 client = Client()
@@ -47,6 +67,10 @@ client.force_login(User.objects.get(pk=spec["customer"]))
 for path, headers in spec["pages"]:
     response = client.get(path, headers=headers)
     report[path] = {"status": response.status_code, "loaded": loaded()}
+anonymous = Client()
+for path, headers in spec.get("anonymous_pages", []):
+    response = anonymous.get(path, headers=headers)
+    report["anonymous " + path] = {"status": response.status_code, "loaded": loaded()}
 print(json.dumps(report))
 """
 
@@ -100,17 +124,26 @@ def test_pages_load_no_chain_library(customer, place_order, catalogue, settings,
             "customer": customer.pk,
             "rpc_url": dead_rpc_url,
             "token": settings.LOCAL_TOKEN_ADDRESS,
-            "libraries": CHAIN_LIBRARIES + CELERY_LIBRARIES,
+            "libraries": PAGE_FREE_LIBRARIES,
             "pages": pages,
+            # A page nobody has: the site's 404 page (the API's problem+json only under /api/).
+            "anonymous_pages": [
+                (reverse("rental:catalogue"), {}),
+                (reverse("account_login"), {}),
+                ("/no-such-page/", {}),
+            ],
         }
     )
 
     assert report.pop("after import") == {"loaded": []}
-    assert {path: answer["status"] for path, answer in report.items()} == {
-        path: 200 for path, _ in pages
+    expected = {path: 200 for path, _ in pages} | {
+        "anonymous " + reverse("rental:catalogue"): 200,
+        "anonymous " + reverse("account_login"): 200,
+        "anonymous /no-such-page/": 404,
     }
+    assert {path: answer["status"] for path, answer in report.items()} == expected
     assert {path: answer["loaded"] for path, answer in report.items()} == {
-        path: [] for path, _ in pages
+        path: [] for path in expected
     }
 
 
@@ -129,3 +162,29 @@ def test_the_check_sees_a_chain_library_once_one_is_loaded(customer, catalogue):
 
     assert {"web3", "eth_account"} <= set(report["after import"]["loaded"])
     assert report[reverse("rental:catalogue")]["status"] == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_loads_its_libraries_when_asked(customer, catalogue):
+    """The same fresh worker, after a page, serves the API's catalogue and its schema: the
+    first request under /api/ imports the API's URLconf, DRF and the schema generator (the check
+    above is not blind, and the deferred URLconf answers)."""
+    catalogue_path = reverse("api:catalogue")
+    schema_path = reverse("api:schema")
+    spec = {
+        "customer": customer.pk,
+        "rpc_url": "",
+        "token": "",
+        "libraries": API_LIBRARIES,
+        "pages": [
+            (reverse("rental:catalogue"), {}),
+            (catalogue_path, {}),
+            (schema_path, {"Accept": "application/vnd.oai.openapi+json"}),
+        ],
+    }
+    report = run_fresh_worker(spec)
+
+    assert report[reverse("rental:catalogue")] == {"status": 200, "loaded": []}
+    assert report[catalogue_path]["status"] == 401  # DRF asked for a Bearer token
+    assert {"api.urls", "rest_framework.views"} <= set(report[catalogue_path]["loaded"])
+    assert report[schema_path] == {"status": 200, "loaded": sorted(API_LIBRARIES)}

@@ -91,11 +91,14 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "config.urls"
+# Django's form renderer on the template backend above (config/deferred.py).
+FORM_RENDERER = "config.deferred.FormRenderer"
 WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "BACKEND": "config.deferred.DjangoTemplates",  # Django's, less DRF's unused tag library
+        "NAME": "django",  # the alias Django's own backend has
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {

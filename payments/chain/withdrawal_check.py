@@ -14,7 +14,10 @@ from decimal import Decimal
 from django.utils.translation import gettext_lazy as _
 
 from .networks import Network, confirmations_at
-from .rpc import ChainClient, RpcError, parse_transfer
+
+# .rpc (and with it requests and urllib3) is imported where a check runs: the finance and
+# withdrawal pages import this module for its names and messages only (issue 24: web workers
+# import what pages use).
 
 # The data "kind" of a WithdrawalEvent that records a check (a status change has none).
 CHECK_EVENT = "check"
@@ -87,6 +90,8 @@ class Verdict:
 def withdrawal_transfer_read(network: Network, tx_hash: str) -> TransferOnChain:
     """The receipt of `tx_hash` and the head block, in one JSON-RPC batch. RpcError when the
     node does not answer (the task retries)."""
+    from .rpc import ChainClient, RpcError
+
     client = ChainClient(network)
     receipt, head = client.batch(
         [("eth_getTransactionReceipt", [tx_hash]), ("eth_blockNumber", [])]
@@ -114,6 +119,8 @@ def withdrawal_transfer_judge(
     confirmations_required: int,
 ) -> Verdict:
     """Whether the transaction pays the withdrawal; the first reason it does not otherwise."""
+    from .rpc import parse_transfer
+
     receipt = found.receipt
     if not receipt or receipt.get("blockNumber") is None:
         return Verdict(CheckResult.NOT_FOUND)

@@ -9,7 +9,6 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import User
 
 from ...chain.networks import get_network
-from ...chain.rpc import RpcError
 from ...chain.withdrawal_check import (
     CheckResult,
     withdrawal_transfer_judge,
@@ -43,6 +42,10 @@ TRANSFER_ON_ITS_WAY = frozenset({CheckResult.CONFIRMING, CheckResult.PAID})
 def _chain_result(withdrawal_id: int) -> tuple[str, str] | None:
     """For a sent withdrawal, what its transaction carries on chain now: (result, hash), read
     holding no lock; None when it is not sent. WithdrawalError when the node cannot say."""
+    # Here, not at the top: the chain's client (requests, urllib3) is for the checks, not for
+    # the withdrawal pages that import this module (issue 24: a web worker's memory).
+    from ...chain.rpc import RpcError
+
     seen = Withdrawal.objects.filter(pk=withdrawal_id).first()
     if seen is None or seen.status != WithdrawalStatus.SENT:
         return None
