@@ -259,10 +259,14 @@ def memory(app_env: dict, fixture: dict, workdir: Path) -> None:
         }
         sizes = {app.name: [], bare.name: [], before.name: []}
         order = [app, bare, before]
+        pids = {server.name: server.worker_pids() for server in order}
         for number in range(MEMORY_ROUNDS):
             for server in order[number % 3 :] + order[: number % 3]:
                 serve(server, workload[server.name], MEMORY_REQUESTS * WORKERS)
                 sizes[server.name].append(statistics.median(server.worker_rss_mb()))
+                if server.worker_pids() != pids[server.name]:  # a fresh worker is smaller
+                    print(f"  {server.name}: gunicorn replaced a worker in this round")
+                    pids[server.name] = server.worker_pids()
             print(f"  memory round {number + 1}/{MEMORY_ROUNDS} done", flush=True)
     finally:
         for server in servers:
