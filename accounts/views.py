@@ -1,9 +1,11 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.i18n import set_language as django_set_language
 
 from . import selectors, services
@@ -62,4 +64,32 @@ def set_language(request: HttpRequest) -> HttpResponse:
     response = django_set_language(request)
     if request.user.is_authenticated:
         services.user_set_language(user=request.user, language=request.POST.get("language", ""))
+    return response
+
+
+@require_GET
+def switch_language(request: HttpRequest, language: str) -> HttpResponse:
+    """The anonymous visitor's language switch, a link: sets the language cookie and goes back
+    to `next` (a path of this site; else the catalogue). A link carries no CSRF token, so the
+    anonymous layout has nothing per visitor and can be cached whole (the catalogue); it
+    changes nothing but the visitor's own cookie. Logged-in customers use the form, which also
+    stores the choice on the account."""
+    if language not in dict(settings.LANGUAGES):
+        raise Http404
+    next_url = request.GET.get("next", "")
+    if not next_url.startswith("/") or not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = "/"
+    response = HttpResponseRedirect(next_url)
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=settings.LANGUAGE_COOKIE_AGE,
+        path=settings.LANGUAGE_COOKIE_PATH,
+        domain=settings.LANGUAGE_COOKIE_DOMAIN,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+    )
     return response

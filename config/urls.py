@@ -49,6 +49,7 @@ urlpatterns = [
     # Imported by the first request under /api/ (or reverse("api:...")): config/deferred.py.
     deferred_include("api/", "api.urls", "api"),
     path("i18n/setlang/", account_views.set_language, name="set_language"),
+    path("i18n/<str:language>/", account_views.switch_language, name="switch_language"),
     path("", include("payments.urls")),
     path("", include("pilot.urls")),
     path("", include("rental.urls")),

@@ -3,6 +3,7 @@
 import ast
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 import polib
 import pytest
@@ -93,10 +94,52 @@ PAGES = ["rental:catalogue", "rental:configure", "account_login", "account_signu
 
 @pytest.mark.parametrize("name", PAGES)
 def test_every_page_offers_the_language_switch(client, catalogue, name):
-    html = client.get(reverse(name)).content.decode()
+    """Anonymous visitors get links (no CSRF token: the layout is the same for everyone)."""
+    response = client.get(reverse(name))
+    html = response.content.decode()
+    next_path = quote(reverse(name), safe="/")
+    assert f'href="{reverse("switch_language", args=["it"])}?next={next_path}"' in html
+    assert f'href="{reverse("switch_language", args=["en"])}?next={next_path}"' in html
+    assert f'action="{reverse("set_language")}"' not in html
+    if name == "rental:catalogue":
+        assert "csrfmiddlewaretoken" not in html
+        assert "csrftoken" not in response.cookies
+
+
+def test_logged_in_pages_offer_the_language_form(customer_client, catalogue):
+    """A customer's switch is a form: it also stores the language on the account."""
+    html = customer_client.get(reverse("rental:catalogue")).content.decode()
     assert f'action="{reverse("set_language")}"' in html
     assert 'name="language" value="it"' in html
     assert 'name="language" value="en"' in html
+    assert "switch_language" not in html and 'href="/i18n/it/' not in html
+
+
+def test_the_language_link_sets_the_cookie_and_goes_back(client, catalogue):
+    configure = reverse("rental:configure") + "?gpu_model=mi300x-192gb&lots=2"
+    response = client.get(reverse("switch_language", args=["it"]), {"next": configure})
+    assert response.status_code == 302
+    assert response["Location"] == configure
+    assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == "it"
+    html = client.get(configure).content.decode()
+    assert '<html lang="it">' in html
+    assert italian("Configure your rental") in html
+
+
+@pytest.mark.parametrize(
+    "next_url", ["https://evil.example/", "//evil.example/", "/\\evil.example/", "javascript:1", ""]
+)
+def test_the_language_link_goes_back_only_within_the_site(client, next_url):
+    response = client.get(reverse("switch_language", args=["it"]), {"next": next_url})
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+
+
+def test_the_language_link_knows_only_our_languages(client):
+    response = client.get("/i18n/de/", {"next": "/"})
+    assert response.status_code == 404
+    assert settings.LANGUAGE_COOKIE_NAME not in response.cookies
+    assert client.post(reverse("switch_language", args=["it"])).status_code == 405
 
 
 def test_switching_to_italian_keeps_the_page_and_translates_it(client, catalogue):

@@ -3,23 +3,27 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.messages import get_messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.fields import ascii_int
 from accounts.ssh_keys import stored_ssh_key
 
-from .. import selectors, services
+from .. import selectors, services, stock
 from ..exceptions import PriceUnavailable, RentalError
 from ..forms import OrderConfigurationForm, OrderSshKeyForm
 from ..models import ACCESS_STATUSES, Duration, Order, OrderStatus, Preparation
 from ..services.provisioning import order_set_ssh_key
 
+CATALOGUE_TEMPLATE = "rental/catalogue.html"
 CONFIGURE_TEMPLATE = "rental/configure.html"
 ORDER_TEMPLATE = "rental/order_detail.html"
 ORDER_STATUS_TEMPLATE = "rental/_order_status.html"
@@ -30,7 +34,32 @@ POLLED_STATUSES = frozenset({OrderStatus.PAID, OrderStatus.PROVISIONING})
 
 @require_GET
 def catalogue(request: HttpRequest) -> HttpResponse:
-    return render(request, "rental/catalogue.html", {"gpu_models": list(selectors.catalogue())})
+    """The catalogue, cached in the process on the stock version (rental/stock.py): the
+    models and prices once per version and language; for an anonymous visitor with nothing
+    to be told (no message, no query string) the whole page, which carries nothing of theirs
+    (the layout's language switch is a link for them: no CSRF token, no cookie set)."""
+    stock_version = stock.version()  # read before anything the cache is built from
+    language = get_language()
+    if not request.GET and not request.user.is_authenticated and not len(get_messages(request)):
+        body = stock.cached(
+            ("catalogue page", language, request.path),
+            lambda: render(request, CATALOGUE_TEMPLATE, _catalogue_context()).content,
+            stock_version,
+        )
+        return HttpResponse(body)
+    return render(
+        request,
+        CATALOGUE_TEMPLATE,
+        {"catalogue": stock.cached(("catalogue", language), _catalogue_html, stock_version)},
+    )
+
+
+def _catalogue_html() -> str:
+    return render_to_string("rental/_catalogue.html", {"gpu_models": selectors.catalogue()})
+
+
+def _catalogue_context() -> dict:
+    return {"catalogue": _catalogue_html()}
 
 
 def _bind(data, catalogue) -> tuple[OrderConfigurationForm, services.Summary | None]:
