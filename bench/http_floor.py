@@ -9,7 +9,7 @@ those pages, in worker CPU milliseconds per request through the WSGI handler in 
 - an empty response behind the application's middleware, for a logged-in customer (session,
   user, CSRF, locale, messages, security headers) and for an anonymous visitor;
 - an empty page in the site's layout (base.html: navigation, language switch) for both;
-- the catalogue and the order page, for scale.
+- the catalogue (logged in and anonymous) and the order page, for scale.
 
 Production settings (bench/floor_settings.py adds the two empty pages), on a throw-away
 PostgreSQL database prepared as bench/http_pages.py does, Redis from REDIS_URL. The two
@@ -109,6 +109,7 @@ def main() -> None:
             ["empty page (base.html), logged in", "/_floor/page/", True],
             ["empty page (base.html), anonymous", "/_floor/page/", False],
             ["catalogue, logged in", "/", True],
+            ["catalogue, anonymous", "/", False],
             ["order page, logged in", order_page, True],
         ]
         bare_paths = [["bare Django (SELECT 1)", "/", False]]

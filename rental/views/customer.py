@@ -1,3 +1,4 @@
+import secrets
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -7,6 +8,7 @@ from django.contrib.messages import get_messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -15,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.fields import ascii_int
+from accounts.roles import FINANCE, OPERATORS, has_role
 from accounts.ssh_keys import stored_ssh_key
 
 from .. import selectors, services, stock
@@ -32,34 +35,53 @@ ORDERS_PER_PAGE = 25
 POLLED_STATUSES = frozenset({OrderStatus.PAID, OrderStatus.PROVISIONING})
 
 
+# Where a cached page for a customer carries the CSRF token; each response gets its own token
+# there. Random per process: no text on the page can hold it by chance or by design.
+_TOKEN_SLOT = "csrf-slot-" + secrets.token_hex(16)
+
+
 @require_GET
 def catalogue(request: HttpRequest) -> HttpResponse:
-    """The catalogue, cached in the process on the stock version (rental/stock.py): the
-    models and prices once per version and language; for an anonymous visitor with nothing
-    to be told (no message, no query string) the whole page, which carries nothing of theirs
-    (the layout's language switch is a link for them: no CSRF token, no cookie set)."""
+    """The catalogue, cached in the process on the stock version (rental/stock.py).
+
+    The page is the same for everyone with the same language and roles but for the CSRF
+    token, so, unless there is a message to show or a query string, the whole page is cached
+    per language and audience (anonymous; a customer with their staff roles: the navigation
+    differs) and a customer's response gets its own token in the slot. Anonymous visitors get
+    no token at all (the layout's language switch is a link for them). Otherwise the models
+    and prices alone come from the cache."""
     stock_version = stock.version()  # read before anything the cache is built from
     language = get_language()
-    if not request.GET and not request.user.is_authenticated and not len(get_messages(request)):
-        body = stock.cached(
-            ("catalogue page", language, request.path),
-            lambda: render(request, CATALOGUE_TEMPLATE, _catalogue_context()).content,
-            stock_version,
-        )
-        return HttpResponse(body)
-    return render(
-        request,
-        CATALOGUE_TEMPLATE,
-        {"catalogue": stock.cached(("catalogue", language), _catalogue_html, stock_version)},
+    if request.GET or len(get_messages(request)):
+        return render(request, CATALOGUE_TEMPLATE, _catalogue_context(language, stock_version))
+    user = request.user
+    audience = (
+        ("customer", has_role(user, FINANCE), has_role(user, OPERATORS))
+        if user.is_authenticated
+        else ("anonymous",)
     )
+    body = stock.cached(
+        ("catalogue page", language, request.path, audience),
+        lambda: (
+            render(
+                request,
+                CATALOGUE_TEMPLATE,
+                {**_catalogue_context(language, stock_version), "csrf_token": _TOKEN_SLOT},
+            ).content
+        ),
+        stock_version,
+    )
+    if user.is_authenticated:
+        body = body.replace(_TOKEN_SLOT.encode(), get_token(request).encode())
+    return HttpResponse(body)
+
+
+def _catalogue_context(language: str, stock_version: int | None) -> dict:
+    return {"catalogue": stock.cached(("catalogue", language), _catalogue_html, stock_version)}
 
 
 def _catalogue_html() -> str:
     return render_to_string("rental/_catalogue.html", {"gpu_models": selectors.catalogue()})
-
-
-def _catalogue_context() -> dict:
-    return {"catalogue": _catalogue_html()}
 
 
 def _bind(data, catalogue) -> tuple[OrderConfigurationForm, services.Summary | None]:

@@ -187,3 +187,49 @@ def test_a_cached_catalogue_costs_one_query_for_a_customer(logged_in, catalogue)
     # The user with their staff groups (the session is in the cache), then the version.
     assert len(queries) == 2
     assert stock._VERSION_SQL in [query["sql"] for query in queries]
+
+
+def csrf_token_in(html: str) -> str:
+    return html.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+
+
+def test_each_customer_gets_a_token_of_their_own_that_works(catalogue, make_customer):
+    from django.test import Client
+
+    url = reverse("rental:catalogue")
+    clients = []
+    for _ in range(2):
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(make_customer())
+        clients.append(client)
+    pages = [client.get(url).content.decode() for client in clients * 2]
+    tokens = [csrf_token_in(html) for html in pages]
+    assert len(set(tokens)) == 4  # masked anew for every response
+    assert "csrf-slot-" not in "".join(pages)
+    for client, token in zip(clients, tokens[2:], strict=True):
+        response = client.post(reverse("account_logout"), {"csrfmiddlewaretoken": token})
+        assert response.status_code == 302  # the token from a cached page is accepted
+        assert "_auth_user_id" not in client.session
+
+
+def test_staff_and_customers_do_not_share_a_cached_page(catalogue, customer, make_customer):
+    from django.contrib.auth.models import Group
+    from django.test import Client
+
+    from accounts.roles import FINANCE
+
+    finance = make_customer()
+    finance.groups.add(Group.objects.get_or_create(name=FINANCE)[0])
+    url = reverse("rental:catalogue")
+    seen = {}
+    for user in (finance, customer, finance, customer):
+        client = Client()
+        client.force_login(user)
+        seen.setdefault(user.pk, []).append(client.get(url).content.decode())
+    assert all('href="/finance/"' in html for html in seen[finance.pk])
+    assert all('href="/finance/"' not in html for html in seen[customer.pk])
+
+
+def test_the_anonymous_page_varies_on_the_cookie_for_shared_caches(anonymous, catalogue):
+    response = anonymous.get(reverse("rental:catalogue"))
+    assert "Cookie" in response["Vary"]  # a logged-in visitor's page is another page
