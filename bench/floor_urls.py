@@ -14,9 +14,15 @@ def empty_response(request):
     return HttpResponse("x")
 
 
+_empty_page = []
+
+
 def empty_page(request):
-    """The same with the site's layout (navigation, language switch, messages) around nothing."""
-    return HttpResponse(engines["django"].from_string(EMPTY_PAGE).render({}, request))
+    """The same with the site's layout (navigation, language switch, messages) around nothing;
+    compiled once, as the cached loader keeps a page's template."""
+    if not _empty_page:
+        _empty_page.append(engines["django"].from_string(EMPTY_PAGE))
+    return HttpResponse(_empty_page[0].render({}, request))
 
 
 urlpatterns = [

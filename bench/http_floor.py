@@ -15,7 +15,9 @@ Production settings (bench/floor_settings.py adds the two empty pages), on a thr
 PostgreSQL database prepared as bench/http_pages.py does, Redis from REDIS_URL. The two
 processes alternate over BENCH_FLOOR_ROUNDS (5) rounds of BENCH_FLOOR_CALLS (300) requests per
 page; the table gives the median (min–max) and bare ÷ page, the ratio bench/http_pages.py's
-req/s ratios can at best reach. Nothing here asserts a time.
+req/s ratios can at best reach. The logged-in requests send the session cookie and the CSRF
+cookie the first page set, as a browser (and bench/http_pages.py) does; the empty page's
+template is compiled once. Nothing here asserts a time.
 """
 
 import io
@@ -42,6 +44,7 @@ def child(mode: str, paths: list[list], cookie: str) -> None:
     from django.core.wsgi import get_wsgi_application
 
     app = get_wsgi_application()
+    csrf_cookie = [""]
 
     def call(path: str, logged_in: bool) -> None:
         route, _, query = path.partition("?")
@@ -59,11 +62,21 @@ def child(mode: str, paths: list[list], cookie: str) -> None:
             "wsgi.errors": sys.stderr,
         }
         if logged_in:
-            environ["HTTP_COOKIE"] = cookie
-        status = []
-        b"".join(app(environ, lambda line, headers, exc_info=None: status.append(line)))
+            environ["HTTP_COOKIE"] = cookie + csrf_cookie[0]
+        status, headers_seen = [], []
+
+        def start_response(line, headers, exc_info=None):
+            status.append(line)
+            headers_seen.extend(headers)
+
+        b"".join(app(environ, start_response))
         if not status[0].startswith("200"):
             raise SystemExit(f"{mode} {path}: {status[0]}")
+        if logged_in and not csrf_cookie[0]:
+            # The CSRF cookie a browser sends back, as bench/http_pages.py's wrk runs do.
+            for name, value in headers_seen:
+                if name.lower() == "set-cookie" and value.startswith("csrftoken="):
+                    csrf_cookie[0] = "; " + value.split(";")[0]
 
     result = {}
     for label, path, logged_in in paths:
