@@ -366,47 +366,24 @@ class HostState(models.TextChoices):
 # (rental.hosts.services.host_check); a manually prepared host through an operator.
 HOST_TRANSITIONS: dict[str, frozenset[str]] = {
     HostState.UNCHECKED: frozenset(
-        {
-            HostState.AVAILABLE,
-            HostState.MAINTENANCE,
-            HostState.OUT_OF_SERVICE,
-            HostState.HOST_KEY_CHANGED,
-        }
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED}
     ),
     HostState.AVAILABLE: frozenset(
-        {
-            HostState.DRAINING,
-            HostState.MAINTENANCE,
-            HostState.OUT_OF_SERVICE,
-            HostState.HOST_KEY_CHANGED,
-            HostState.UNCHECKED,
-        }
+        {HostState.DRAINING, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
     ),
     HostState.DRAINING: frozenset(
-        {
-            HostState.AVAILABLE,
-            HostState.MAINTENANCE,
-            HostState.OUT_OF_SERVICE,
-            HostState.HOST_KEY_CHANGED,
-            HostState.UNCHECKED,
-        }
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
     ),
     HostState.MAINTENANCE: frozenset(
-        {
-            HostState.AVAILABLE,
-            HostState.DRAINING,
-            HostState.OUT_OF_SERVICE,
-            HostState.HOST_KEY_CHANGED,
-            HostState.UNCHECKED,
-        }
+        {HostState.AVAILABLE, HostState.DRAINING, HostState.OUT_OF_SERVICE,
+         HostState.HOST_KEY_CHANGED, HostState.UNCHECKED}
     ),
     HostState.OUT_OF_SERVICE: frozenset(
-        {
-            HostState.AVAILABLE,
-            HostState.MAINTENANCE,
-            HostState.HOST_KEY_CHANGED,
-            HostState.UNCHECKED,
-        }
+        {HostState.AVAILABLE, HostState.MAINTENANCE, HostState.HOST_KEY_CHANGED,
+         HostState.UNCHECKED}
     ),
     HostState.HOST_KEY_CHANGED: frozenset({HostState.UNCHECKED, HostState.OUT_OF_SERVICE}),
 }
@@ -458,12 +435,8 @@ class Host(models.Model):
     host_key = models.TextField(_("pinned host key"), blank=True)
     host_key_pinned_at = models.DateTimeField(_("host key pinned"), null=True, blank=True)
     host_key_pinned_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("host key confirmed by"),
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+        related_name="+", verbose_name=_("host key confirmed by"),
     )
     # The last host check: the cards as the vendor tool read them (index, uuid, name, memory).
     cards_seen = models.JSONField(_("cards seen"), default=list, blank=True)
@@ -614,7 +587,9 @@ class ExtensionStatus(models.TextChoices):
 # Which status may follow which; every change goes through
 # rental.services.extensions.extension_set_status, which checks this map.
 EXTENSION_TRANSITIONS: dict[str, frozenset[str]] = {
-    ExtensionStatus.AWAITING_PAYMENT: frozenset({ExtensionStatus.PAID, ExtensionStatus.CANCELLED}),
+    ExtensionStatus.AWAITING_PAYMENT: frozenset(
+        {ExtensionStatus.PAID, ExtensionStatus.CANCELLED}
+    ),
     ExtensionStatus.PAID: frozenset(),
     ExtensionStatus.CANCELLED: frozenset(),
 }
