@@ -103,6 +103,7 @@ bench: install
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/payment_page.py
 	$(PY) bench/http_pages.py
 	$(PY) bench/http_floor.py
+	$(PY) bench/plain_pages.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/api.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/hosts.py
