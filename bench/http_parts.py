@@ -142,7 +142,7 @@ def run() -> None:
         lambda: radios.render({"crypto_form": StablecoinForm(choices=choices)}),
     )
     ssh_field = django_engine.from_string(
-        template_part("rental/order_detail.html", "{% with field=ssh_key_form.ssh_public_key %}")
+        template_part("rental/_order_content.html", "{% with field=ssh_key_form.ssh_public_key %}")
     )
     form = OrderSshKeyForm(customer=user)
     assert ssh_field.render({"ssh_key_form": form}) == str(form["ssh_public_key"].as_field_group())

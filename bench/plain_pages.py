@@ -17,6 +17,7 @@ records each as `pages.cpu_vs_plain.<page>` (bench/results.py). Before measuring
 the visible text of both responses: the key values (order and payment references, prices,
 the customer's name) must appear in both, and their word counts are printed side by side.
 
+BENCH_PLAIN_PAGES (a comma-separated list of labels) measures only those pages.
 `--profile PAGE` prints a cProfile of BENCH_PLAIN_CALLS requests of one page (or of its peer:
 `--profile plain:PAGE`) instead. BENCH_PLAIN_WORKDIR keeps the prepared database between
 runs (for profiling; dropped otherwise). Nothing here asserts a time.
@@ -97,6 +98,9 @@ def child(fixture: dict, mode: str, argument: str) -> None:
         return body.decode()
 
     table = pages(fixture)
+    only = os.environ.get("BENCH_PLAIN_PAGES")
+    if only and mode == "measure":
+        table = {label: paths for label, paths in table.items() if label in only.split(",")}
     if mode == "text":
         for label, paths in table.items():
             if argument and label != argument:
@@ -229,7 +233,12 @@ def main() -> None:
         elif arguments.text is not None:
             mode, argument = "text", arguments.text
         command = [sys.executable, __file__, "--child", json.dumps(fixture), mode, argument]
-        env = {**env, "BENCH_PLAIN_ROUNDS": str(ROUNDS), "BENCH_PLAIN_CALLS": str(CALLS)}
+        env = {
+            **env,
+            "BENCH_PLAIN_ROUNDS": str(ROUNDS),
+            "BENCH_PLAIN_CALLS": str(CALLS),
+            "BENCH_PLAIN_PAGES": os.environ.get("BENCH_PLAIN_PAGES", ""),
+        }
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)  # noqa: S603
         rounds = []
         for line in process.stdout:

@@ -15,7 +15,7 @@ from rental.refunds import EARLY_END_STATUSES
 
 from ..chain import selectors as chain
 from ..chain.forms import StablecoinForm
-from ..crypto.selectors.order_payments import order_payments_view
+from ..crypto.selectors.order_payments import order_payments_view_for_page
 from ..ledger.forms import EndEarlyForm
 from ..ledger.selectors.refunds import end_early_check
 from ..ledger.selectors.refunds import order_refund as order_refund_view
@@ -34,7 +34,7 @@ def payment_options(context, order):
     awaiting = order.status == OrderStatus.AWAITING_PAYMENT
     view, crypto_form = None, None
     if awaiting:
-        view = order_payments_view(order=order)
+        view = order_payments_view_for_page(order)
         crypto_form = context.get("crypto_form") or StablecoinForm(
             choices=chain.stablecoin_choices()
         )
@@ -52,7 +52,7 @@ def payment_options(context, order):
 def order_payments(order):
     """The order's stablecoin payments with their state and what arrived on them (an order
     under review, say); for a cancelled order, what happened to the money."""
-    return {"view": order_payments_view(order=order)}
+    return {"view": order_payments_view_for_page(order)}
 
 
 # An order in these statuses was paid: its payment has a receipt.

@@ -24,6 +24,7 @@ from .. import selectors, services, stock
 from ..exceptions import PriceUnavailable, RentalError
 from ..forms import OrderConfigurationForm, OrderSshKeyForm
 from ..models import ACCESS_STATUSES, Duration, Order, OrderStatus, Preparation
+from ..order_page import cached_content, render_content
 from ..services.provisioning import order_set_ssh_key
 
 CATALOGUE_TEMPLATE = "rental/catalogue.html"
@@ -224,13 +225,19 @@ def render_order_page(
     request: HttpRequest, order: Order, status: int = 200, **extra
 ) -> HttpResponse:
     """The order page, also for another app's POST that failed (payments: cancel, pay)."""
-    return render(request, ORDER_TEMPLATE, _order_context(request, order, **extra), status=status)
+    context = _order_context(request, order, **extra)
+    content = render_content(request, context)
+    return render(request, ORDER_TEMPLATE, {"order": order, "content": content}, status=status)
 
 
 @login_required
 @require_GET
 def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
-    return render_order_page(request, _own_order(request, order_id))
+    """The order page; its content comes from this worker's copy while the state it shows is
+    the same (rental.order_page)."""
+    order = _own_order(request, order_id)
+    content = cached_content(request, order, _order_context(request, order))
+    return render(request, ORDER_TEMPLATE, {"order": order, "content": content})
 
 
 @login_required

@@ -10,7 +10,7 @@ from django.utils import timezone
 from rental.models import Order, OrderStatus
 
 from ...chain.networks import units_to_usd
-from ...chain.selectors import network_name
+from ...chain.selectors import network_name, stablecoin_choices
 from ...models import (
     LIVE_STATUSES,
     CryptoPayment,
@@ -250,3 +250,22 @@ def order_payments_view(*, order: Order, now=None) -> OrderPayments:
             )
         )
     return OrderPayments(order=order, balance=balance_usd, payments=payments)
+
+
+# The view read for the order page's content key (rental.order_page), kept on the order so that
+# the page's payment tags render from the same read instead of making it again.
+_VIEW_ATTRIBUTE = "_order_payments_view"
+
+
+def order_page_state(order: Order) -> tuple:
+    """What the order page shows of the order's payments and the customer's balance (rental's
+    order_page.state_parts): every value the payment tags render from, read now, and the
+    stablecoins a payment can be opened in."""
+    view = order_payments_view(order=order)
+    setattr(order, _VIEW_ATTRIBUTE, view)
+    return (view.balance, tuple(view.payments), tuple(stablecoin_choices()))
+
+
+def order_payments_view_for_page(order: Order) -> OrderPayments:
+    """The view order_page_state read in this request, or a new read."""
+    return getattr(order, _VIEW_ATTRIBUTE, None) or order_payments_view(order=order)
