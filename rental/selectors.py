@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
+from django.db import connection
 from django.db.models import F, FilteredRelation, Prefetch, Q, QuerySet
 
 from accounts.models import User
@@ -41,17 +43,44 @@ def customer_orders(*, customer: User) -> QuerySet[Order]:
     return Order.objects.filter(customer=customer).order_by("-created_at", "-pk")
 
 
+_ANY_CUSTOMER_ID, _ANY_ORDER_ID = -7_927, -7_933  # stand for the ids while compiling
+
+
+@cache
+def _customer_order_statements() -> tuple[tuple[str, list], tuple[str, list]]:
+    """The order's row and its status changes (oldest first): the ORM's statements, compiled
+    once per process (as accounts.auth_backends does for the user; compiling them cost the
+    order page more than PostgreSQL takes to run them), the ids as placeholders."""
+    order = Order.objects.filter(customer_id=_ANY_CUSTOMER_ID, pk=_ANY_ORDER_ID)
+    changes = OrderStatusChange.objects.filter(order_id=_ANY_ORDER_ID).order_by("created_at", "pk")
+    return tuple(
+        (sql, list(params))
+        for sql, params in (order.query.sql_with_params(), changes.query.sql_with_params())
+    )
+
+
+def _bound(params: list, values: dict) -> list:
+    return [values.get(param, param) for param in params]
+
+
 def customer_order(*, customer: User, order_id: int) -> Order:
     """The customer's own order with its timeline; another customer's raises DoesNotExist."""
-    return (
-        Order.objects.filter(customer=customer)
-        .prefetch_related(
-            Prefetch(
-                "status_changes", queryset=OrderStatusChange.objects.order_by("created_at", "pk")
-            )
-        )
-        .get(pk=order_id)
-    )
+    low, high = connection.ops.integer_field_range(Order._meta.pk.get_internal_type())
+    if not low <= order_id <= high:  # no such row (the ORM's filter finds none either)
+        raise Order.DoesNotExist("No such order of this customer.")
+    (order_sql, order_params), (changes_sql, changes_params) = _customer_order_statements()
+    values = {_ANY_CUSTOMER_ID: customer.pk, _ANY_ORDER_ID: order_id}
+    order = next(iter(Order.objects.raw(order_sql, _bound(order_params, values))), None)
+    if order is None:
+        raise Order.DoesNotExist("No such order of this customer.")
+    changes = list(OrderStatusChange.objects.raw(changes_sql, _bound(changes_params, values)))
+    for change in changes:
+        change.order = order
+    # As prefetch_related leaves them: order.status_changes.all() reads these, no query.
+    prefetched = order.status_changes.all()
+    prefetched._result_cache, prefetched._prefetch_done = changes, True
+    order._prefetched_objects_cache = {"status_changes": prefetched}
+    return order
 
 
 # What the customer is told of the preparation on one host (HostAccess.preparation_source).
