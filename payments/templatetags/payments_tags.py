@@ -3,12 +3,16 @@
 Rental never imports payments; its templates load these tags instead.
 """
 
+import secrets
+from collections import OrderedDict
 from decimal import Decimal
 
 from django import template
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.utils import timezone
 from django.utils.formats import number_format
+from django.utils.safestring import mark_safe
 
 from rental.models import OrderStatus
 from rental.refunds import EARLY_END_STATUSES
@@ -23,6 +27,54 @@ from ..ledger.selectors.statement import customer_balance_account
 from ..withdrawals.selectors import customer_withdrawals_pending
 
 register = template.Library()
+
+# `kept`: a page's content rendered once per state it shows (the key the view reads fresh on
+# every request), this many per worker process, the least recently used dropped first.
+KEPT_SIZE = 256
+_CSRF_PLACEHOLDER = f"csrf-{secrets.token_hex(16)}"
+_kept: OrderedDict[str, str] = OrderedDict()
+
+
+class KeptNode(template.Node):
+    def __init__(self, key, nodelist):
+        self.key, self.nodelist = key, nodelist
+
+    def render(self, context):
+        key, token = self.key.resolve(context), context.get("csrf_token")
+        if not key or not token or str(token) == "NOTPROVIDED":
+            return self.nodelist.render(context)
+        html = _kept.get(key)
+        if html is None:
+            # Rendered with a placeholder for the CSRF token: the copy serves every visitor.
+            with context.push(csrf_token=_CSRF_PLACEHOLDER):
+                html = _kept[key] = self.nodelist.render(context)
+            if len(_kept) > KEPT_SIZE:
+                _kept.popitem(last=False)
+        else:
+            _kept.move_to_end(key)
+        # The content is the template's own (escaped) output; the token is [A-Za-z0-9].
+        return mark_safe(html.replace(_CSRF_PLACEHOLDER, str(token)))  # noqa: S308
+
+
+@register.tag
+def kept(parser, token):
+    """{% kept key %}…{% endkept %}: the content rendered once per `key` (which must name
+    everything it shows; no key: rendered every time), each response with its own CSRF
+    token."""
+    bits = token.split_contents()
+    if len(bits) != 2:
+        raise template.TemplateSyntaxError("{% kept key %} takes one argument")
+    nodelist = parser.parse(("endkept",))
+    parser.delete_first_token()
+    return KeptNode(parser.compile_filter(bits[1]), nodelist)
+
+
+def _forget_kept(**kwargs) -> None:
+    """Settings a page shows (the networks, say) changed: tests only."""
+    _kept.clear()
+
+
+setting_changed.connect(_forget_kept)
 
 
 @register.inclusion_tag("payments/_payment_options.html", takes_context=True)

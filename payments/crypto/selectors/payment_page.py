@@ -272,3 +272,16 @@ def customer_payment_view(*, customer: User, payment_id: int) -> PaymentView:
         .order_by("block_number", "log_index")
     )
     return payment_view(payment, transfers=transfers, cursor_next_block=cursor_next_block)
+
+
+def payment_page_key(view: PaymentView, *, language: str, htmx: bool, shown: str | None) -> str:
+    """Everything the payment page's content shows, read now (the payment's row, its transfers
+    with their confirmations, its state and money), with the language and the request's own
+    switches: the key of its kept copy (payments_tags' `kept`), new on the very next request
+    after any change. The networks are settings; references derive from the ids."""
+    payment = view.payment
+    fields = tuple(getattr(payment, field.attname) for field in type(payment)._meta.concrete_fields)
+    money = (view.state, view.amount_still_due_units, view.credited_usd, view.paid_usd)
+    return repr(
+        ("payment", language, htmx, shown, fields, tuple(view.transfers), money, view.refunded_usd)
+    )

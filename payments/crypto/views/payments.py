@@ -6,6 +6,7 @@ Every payment is looked up through its owner: another customer's id answers 404.
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -17,7 +18,7 @@ from ...chain.forms import StablecoinForm
 from ...exceptions import PaymentError
 from ...models import CryptoPayment
 from ..forms import DeclareForm, TopUpForm
-from ..selectors.payment_page import customer_payment_view
+from ..selectors.payment_page import customer_payment_view, payment_page_key
 from ..services.payments import (
     TopUpTooSmall,
     payment_create_for_order,
@@ -71,7 +72,11 @@ def payment_detail(request: HttpRequest, payment_id: int) -> HttpResponse:
         page = customer_payment_view(customer=request.user, payment_id=payment_id)
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
-    return render(request, PAGE_TEMPLATE, {"page": page, "declare_form": DeclareForm()})
+    key = payment_page_key(
+        page, language=get_language(), htmx=bool(request.htmx), shown=request.GET.get("shown")
+    )
+    context = {"page": page, "declare_form": DeclareForm(), "kept_key": key}
+    return render(request, PAGE_TEMPLATE, context)
 
 
 @login_required

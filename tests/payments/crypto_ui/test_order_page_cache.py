@@ -72,3 +72,48 @@ def test_each_visitor_gets_the_csrf_token_of_its_own_session(customer, order, pa
     assert second.post(cancel, {"csrfmiddlewaretoken": tokens[1]}).status_code == 302
     order.refresh_from_db()
     assert order.status == "cancelled"
+
+
+# The payment page's content is kept the same way ({% kept %}, payments_tags).
+
+
+def payment_page(client, payment) -> str:
+    response = client.get(reverse("payments:payment_detail", kwargs={"payment_id": payment.pk}))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_payment_page_is_served_from_the_kept_content(customer_client, payment):
+    from payments.templatetags import payments_tags
+
+    first = payment_page(customer_client, payment)
+    kept = len(payments_tags._kept)
+    second = payment_page(customer_client, payment)
+    assert len(payments_tags._kept) == kept
+    assert unmasked(second) == unmasked(first)
+
+
+def test_a_transfer_is_on_the_payment_pages_very_next_request(customer_client, payment, transfer):
+    assert "Nothing has arrived at this address yet." in payment_page(customer_client, payment)
+    transfer(payment, units=100_000_000, block=100, status=TransferStatus.SEEN)
+    after = payment_page(customer_client, payment)
+    assert "Nothing has arrived at this address yet." not in after
+    assert "Send the remaining 793.760000 tUSDC" in after
+    transfer(payment, units=793_760_000, block=101, status=TransferStatus.CONFIRMED)
+    assert "Send the remaining 793.760000 tUSDC" not in payment_page(customer_client, payment)
+
+
+def test_a_declaration_is_on_the_payment_pages_very_next_request(customer, payment):
+    """And the declaration form of the kept content carries the visitor's own CSRF token."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(customer)
+    declare = reverse("payments:payment_declare", kwargs={"payment_id": payment.pk})
+    html = payment_page(browser, payment)
+    token = re.search(
+        rf'<form method="post" action="{declare}" class="declare-form">\s*'
+        r'<input type="hidden" name="csrfmiddlewaretoken" value="([^"]+)">',
+        html,
+    ).group(1)
+    response = browser.post(declare, {"csrfmiddlewaretoken": token, "tx_hash": ""})
+    assert response.status_code == 302
+    assert 'data-field="declaration"' in payment_page(browser, payment)
