@@ -205,8 +205,14 @@ def _latency_ms(text: str) -> float:
     return float(number) * _UNITS[unit]
 
 
-def wrk(server: Server, page: Page, cookie: str, seconds: int) -> Run:
-    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--timeout", "30s", "--latency"]
+def wrk(
+    server: Server, page: Page, cookie: str, seconds: int, connections: int = CONNECTIONS
+) -> Run:
+    threads = min(2, connections)
+    command = [
+        *("wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s"),
+        *("--timeout", "30s", "--latency"),
+    ]
     headers = list(page.headers) + ([("Cookie", cookie)] if cookie else [])
     for name, value in headers:
         command += ["-H", f"{name}: {value}"]

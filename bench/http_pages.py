@@ -13,6 +13,10 @@ none), in rounds that interleave each page with the bare view, and prints req/s,
 the ratio to the bare view (median, min and max over rounds), then the resident memory of a web
 worker of each. The catalogue's ratios, logged in and anonymous, go to bench/results.py.
 
+The order page's req/s ÷ bare and its p99 at 4 connections ÷ the bare view's p99 at 4
+connections (interleaved rounds) are recorded as `http.order_page.rps_vs_bare` and
+`http.order_page.p99_vs_bare_4c` (bench/results.py).
+
 After the runs (and alone with `--memory`), a web worker's memory on fresh servers: the
 application (each customer page logged in, and the anonymous catalogue), the bare view and the
 application as it was with Celery loaded (bench/celery_loaded_wsgi.py) each serve 1,000
@@ -55,6 +59,7 @@ from http_load import (
     free_port,
     print_table,
     recreate_database,
+    spread,
     start_gunicorn,
     wrk,
 )
@@ -205,6 +210,42 @@ def print_targets(pages: list[Page], series: dict[str, Series]) -> None:
     )
 
 
+ORDER_PAGE_TARGET = 0.15
+P99_CONNECTIONS = 4
+
+
+def order_page_figures(
+    app: Server, bare: Server, page: Page, cookie: str, series: dict[str, Series]
+) -> None:
+    """Issue 24's order page figures: req/s ÷ bare (the rounds above), and the p99 latency at
+    P99_CONNECTIONS connections against the bare view's at as many, in ROUNDS interleaved
+    rounds (recorded in var/bench/results.json)."""
+    ratios = series[page.label].ratios
+    record("http.order_page.rps_vs_bare", ratios, note=f"wrk {CONNECTIONS} connections")
+    page_p99, bare_p99, p99_ratios = [], [], []
+    for number in range(ROUNDS):
+        runs = {}
+        for which in ("bare", "page") if number % 2 == 0 else ("page", "bare"):
+            server, target, who = (bare, BARE, "") if which == "bare" else (app, page, cookie)
+            runs[which] = wrk(server, target, who, SECONDS, connections=P99_CONNECTIONS)
+        page_p99.append(runs["page"].p99_ms)
+        bare_p99.append(runs["bare"].p99_ms)
+        p99_ratios.append(runs["page"].p99_ms / runs["bare"].p99_ms)
+    record(
+        "http.order_page.p99_vs_bare_4c",
+        p99_ratios,
+        note=f"p99 at {P99_CONNECTIONS} connections ÷ bare's",
+    )
+    verdict = "met" if statistics.median(ratios) >= ORDER_PAGE_TARGET else "not met"
+    print(
+        f"Order page: req/s ÷ bare {spread(ratios, 2)} (target ≥ {ORDER_PAGE_TARGET}: "
+        f"{verdict}); p99 at {P99_CONNECTIONS} connections {spread(page_p99, 1)} ms against "
+        f"bare {spread(bare_p99, 1)} ms: {spread(p99_ratios, 1)}× bare's p99 ({ROUNDS} "
+        f"interleaved rounds of {SECONDS} s)",
+        flush=True,
+    )
+
+
 def rss_line(app: Server, bare: Server) -> None:
     app_rss, bare_rss = app.worker_rss_mb(), bare.worker_rss_mb()
     ratio = statistics.median(app_rss) / statistics.median(bare_rss)
@@ -340,6 +381,8 @@ def run_pages(workdir: Path, app_env: dict, fixture: dict) -> None:
         print_targets(pages, series)
         record("http.catalogue_logged_in.rps_vs_bare", series["catalogue"].ratios)
         record("http.catalogue_anonymous.rps_vs_bare", series[ANONYMOUS_CATALOGUE].ratios)
+        order_page = next(page for page in pages if page.label == "order page")
+        order_page_figures(app, bare, order_page, cookie, series)
         rss_line(app, bare)
     finally:
         for server in servers:
