@@ -4,7 +4,8 @@ kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay
 the pages, the chain's HTTP client (requests), the API's libraries (Django REST framework's
 views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
 under /api/, config/deferred.py) or allauth's WebAuthn (fido2: config/lazy_modules.py); the API
-and its schema load them when asked.
+and its schema load them when asked. The payment page's QR code library (segno) is loaded by
+the first payment page that draws one.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -41,6 +42,8 @@ HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
 PAGE_FREE_LIBRARIES = (
     CHAIN_LIBRARIES + CELERY_LIBRARIES + API_LIBRARIES + MFA_LIBRARIES + HTTP_CLIENT_LIBRARIES
 )
+# The payment page's QR code (segno, which brings xml.sax): drawn only there.
+QR_LIBRARIES = ("segno", "xml.sax")
 
 # Runs in the fresh interpreter: the WSGI application as gunicorn imports it, then the pages
 # through it, each with the status it answered and the chain libraries it left loaded.
@@ -145,6 +148,41 @@ def test_pages_load_no_chain_library(customer, place_order, catalogue, settings,
     assert {path: answer["loaded"] for path, answer in report.items()} == {
         path: [] for path in expected
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_only_the_payment_page_loads_the_qr_code_library(
+    customer, place_order, catalogue, settings, dead_rpc_url
+):
+    """segno (with xml.sax) is loaded by the first payment page, which draws the code, not by
+    the import or the other pages, the order page with its payment options among them."""
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": dead_rpc_url}
+    settings.LOCAL_TOKEN_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+    order = place_order(customer, catalogue["h100"], lots=1)
+    payment = payment_create_for_order(
+        order_id=order.pk, customer=customer, network_key="local", asset_symbol="tUSDC"
+    )
+    others = [
+        reverse("rental:catalogue"),
+        reverse("rental:order_detail", kwargs={"order_id": order.pk}),
+        reverse("payments:payment_status", kwargs={"payment_id": payment.pk}),
+    ]
+    payment_page = reverse("payments:payment_detail", kwargs={"payment_id": payment.pk})
+    report = run_fresh_worker(
+        {
+            "customer": customer.pk,
+            "rpc_url": dead_rpc_url,
+            "token": settings.LOCAL_TOKEN_ADDRESS,
+            "libraries": QR_LIBRARIES,
+            "pages": [(path, {}) for path in [*others, payment_page]],
+        }
+    )
+
+    assert report["after import"] == {"loaded": []}
+    assert {path: report[path] for path in others} == {
+        path: {"status": 200, "loaded": []} for path in others
+    }
+    assert report[payment_page] == {"status": 200, "loaded": sorted(QR_LIBRARIES)}
 
 
 @pytest.mark.django_db(transaction=True)

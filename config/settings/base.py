@@ -243,12 +243,23 @@ FORMAT_MODULE_PATH = ["config.formats"]
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-STATICFILES_DIRS = [
-    BASE_DIR / "static",
-    # Third-party front-end files come from npm at set-up; they are never committed.
-    ("vendor/htmx", NODE_MODULES / "htmx.org" / "dist"),
-    ("vendor/pico", NODE_MODULES / "@picocss" / "pico" / "css"),
-    ("vendor/swagger-ui", NODE_MODULES / "swagger-ui-dist"),  # the API docs page
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Third-party front-end files come from npm at set-up; they are never committed. Only the files
+# the templates use are collected (config/staticfiles.py: WhiteNoise keeps every collected
+# file's entry in each web worker).
+VENDOR_STATIC_FILES = {
+    "vendor/htmx": (NODE_MODULES / "htmx.org" / "dist", ["htmx.min.js"]),
+    "vendor/pico": (NODE_MODULES / "@picocss" / "pico" / "css", ["pico.min.css"]),
+    # The API docs page; the stylesheet names its source map.
+    "vendor/swagger-ui": (
+        NODE_MODULES / "swagger-ui-dist",
+        ["swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui.css.map"],
+    ),
+}
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "config.staticfiles.VendorFilesFinder",
 ]
 
 # Content Security Policy: only our own files, no inline script or style.

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
 
-import segno
 from django.conf import settings
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
@@ -91,6 +90,8 @@ def payment_uri(payment: CryptoPayment, units: int | None = None) -> str:
 # codes of ~4 KB each bound the memory of a worker.
 @lru_cache(maxsize=256)
 def payment_qr_svg(uri: str) -> SafeString:
+    import segno  # with xml.sax and urllib.request: loaded by the first payment page only
+
     svg = segno.make(uri, error="m", micro=False).svg_inline(
         scale=4, light="#fff", svgclass="payment-qr"
     )

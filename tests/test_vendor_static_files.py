@@ -1,0 +1,40 @@
+"""collectstatic takes from the npm packages the files the templates name and nothing else
+(config/staticfiles.py): WhiteNoise keeps an entry for every collected file in each web worker.
+"""
+
+import re
+from pathlib import Path
+
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+
+ROOT = Path(__file__).resolve().parent.parent
+VENDOR_REFERENCE = re.compile(r"""\{% static ['"](vendor/[^'"]+)['"] %\}""")
+
+
+def vendor_files_the_templates_name() -> set[str]:
+    return {
+        match
+        for template in (ROOT / "templates").rglob("*.html")
+        for match in VENDOR_REFERENCE.findall(template.read_text())
+    }
+
+
+def test_collectstatic_takes_the_vendor_files_the_templates_name_and_no_others(settings, tmp_path):
+    settings.STATIC_ROOT = tmp_path
+    named = vendor_files_the_templates_name()
+    assert {"vendor/pico/pico.min.css", "vendor/htmx/htmx.min.js"} <= named  # the layout's
+
+    call_command("collectstatic", "--noinput", verbosity=0)
+
+    collected = {
+        str(path.relative_to(tmp_path))
+        for path in (tmp_path / "vendor").rglob("*")
+        if path.is_file()
+    }
+    # The stylesheet's source map, which it names, comes with it.
+    assert collected == named | {"vendor/swagger-ui/swagger-ui.css.map"}
+    for name in named:
+        source = Path(finders.find(name))
+        assert (tmp_path / name).read_bytes() == source.read_bytes()
+        assert source.is_relative_to(settings.NODE_MODULES)
