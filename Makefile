@@ -105,7 +105,7 @@ bench: install
 	$(PY) bench/http_floor.py
 	$(PY) bench/plain_pages.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/http_parts.py
-	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/api.py
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/api_calls.py
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) bench/hosts.py
 	$(PY) bench/table.py
 

@@ -43,6 +43,10 @@ from django.test.utils import (  # noqa: E402
     teardown_test_environment,
 )
 
+# The deliveries run in this process, as the tests run them: Celery's app loaded (eager under the
+# test settings), so an outbox dispatch runs at the commit instead of waiting for a relay process.
+import config.celery_app  # noqa: E402, F401
+
 ROUNDS = int(os.environ.get("BENCH_API_ROUNDS", "5"))
 ORDERS = int(os.environ.get("BENCH_API_ORDERS", "40"))
 EVENTS = int(os.environ.get("BENCH_API_EVENTS", "1000"))
