@@ -9,6 +9,8 @@ ORM does (select_related's related rows, annotations, the expressions' converter
 statement and the same objects as the queryset would give.
 """
 
+from collections.abc import Callable
+
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.query import get_related_populators
@@ -16,18 +18,21 @@ from django.db.models.query import get_related_populators
 
 class CompiledQuery:
     """`queryset`'s statement, compiled now; `stand_ins` name the values (each one distinct
-    from every other parameter of the statement) that `objects(**values)` replaces."""
+    from every other parameter of the statement) that `objects(**values)` replaces wherever
+    they are."""
 
     def __init__(self, queryset: QuerySet, **stand_ins):
         self.db = queryset.db
         compiler = queryset.query.get_compiler(using=self.db)
         sql, params = compiler.as_sql()
         self.sql, self.params = sql, tuple(params)
-        self.slots = {}
-        for name, value in stand_ins.items():
-            if self.params.count(value) != 1:
-                raise ValueError(f"{name}: {value!r} is not one parameter of the statement")
-            self.slots[name] = self.params.index(value)
+        self.slots = {
+            name: [index for index, param in enumerate(self.params) if param == value]
+            for name, value in stand_ins.items()
+        }
+        for name, positions in self.slots.items():
+            if not positions:
+                raise ValueError(f"{name}: {stand_ins[name]!r} is no parameter of the statement")
         select, klass_info = compiler.select, compiler.klass_info
         self.converters = tuple(
             (position, tuple(functions), expression)
@@ -54,7 +59,8 @@ class CompiledQuery:
     def bound(self, values: dict) -> list:
         params = list(self.params)
         for name, value in values.items():
-            params[self.slots[name]] = value
+            for position in self.slots[name]:
+                params[position] = value
         return params
 
     def rows(self, sql: str, params: list) -> list[list]:
@@ -97,3 +103,28 @@ class CompiledQuery:
     def values(self, **values) -> list[tuple]:
         """The rows as tuples of their columns (converted), for a values_list() query."""
         return [tuple(row) for row in self.rows(self.sql, self.bound(values))]
+
+
+class CompiledPages:
+    """A compiled query's rows for a Paginator: `count` says how many there are (a callable,
+    run once by the paginator), each page is the statement with LIMIT and OFFSET after its
+    ORDER BY (where the queryset's slice puts them); an empty page runs no query."""
+
+    ordered = True
+
+    def __init__(self, query: CompiledQuery, *, count: Callable[[], int], **values):
+        self.query, self.counted, self.values = query, count, values
+
+    def count(self) -> int:
+        return self.counted()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list:
+        start, stop = window.start or 0, window.stop
+        if stop <= start:
+            return []
+        return self.query.objects(
+            suffix=" LIMIT %s OFFSET %s", suffix_params=(stop - start, start), **self.values
+        )

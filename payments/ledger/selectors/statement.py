@@ -12,7 +12,7 @@ from django.utils.translation import gettext
 from accounts.models import User
 from rental.models import OrderExtension
 
-from ...compiled import CompiledQuery
+from ...compiled import CompiledPages, CompiledQuery
 from ...models import (
     LedgerAccount,
     LedgerAccountKind,
@@ -116,31 +116,10 @@ def _statement_query() -> CompiledQuery:
     return CompiledQuery(_statement(_ANY_CUSTOMER_ID), customer=_ANY_CUSTOMER_ID)
 
 
-class StatementEntries:
-    """customer_statement's entries for a Paginator: `count` known already (the account's
-    entry_count), a page read by the statement compiled once per process with its window
-    (LIMIT and OFFSET after the ORDER BY, as the queryset's slice puts them)."""
-
-    ordered = True
-
-    def __init__(self, *, customer: User, count: int):
-        self.customer_id, self.entry_count = customer.pk, count
-
-    def count(self) -> int:
-        return self.entry_count
-
-    def __len__(self) -> int:
-        return self.entry_count
-
-    def __getitem__(self, window: slice) -> list[LedgerEntry]:
-        start, stop = window.start or 0, window.stop
-        if stop <= start:
-            return []
-        return _statement_query().objects(
-            customer=self.customer_id,
-            suffix=" LIMIT %s OFFSET %s",
-            suffix_params=(stop - start, start),
-        )
+def customer_statement_pages(*, customer: User, count: int) -> CompiledPages:
+    """customer_statement's entries for a Paginator, `count` known already (the account's
+    entry_count), a page read by the statement compiled once per process with its window."""
+    return CompiledPages(_statement_query(), count=lambda: count, customer=customer.pk)
 
 
 def customer_statement_between(

@@ -10,9 +10,9 @@ from accounts.fields import ascii_int
 
 from .. import exports
 from ..selectors.statement import (
-    StatementEntries,
     customer_statement,
     customer_statement_account,
+    customer_statement_pages,
     statement_rows,
 )
 
@@ -23,7 +23,8 @@ STATEMENT_PAGE_SIZE = 50
 @require_GET
 def statement(request: HttpRequest) -> HttpResponse:
     account = customer_statement_account(customer=request.user)
-    entries = StatementEntries(customer=request.user, count=account.entry_count if account else 0)
+    count = account.entry_count if account else 0
+    entries = customer_statement_pages(customer=request.user, count=count)
     paginator = Paginator(entries, STATEMENT_PAGE_SIZE)
     # Newest page first by default: the most recent movements are what a customer looks for.
     page = paginator.get_page(ascii_int(request.GET.get("page")) or paginator.num_pages)
