@@ -5,7 +5,7 @@ from datetime import datetime
 from functools import cache
 
 from django.db import connection
-from django.db.models import F, FilteredRelation, Prefetch, Q, QuerySet
+from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 
 from accounts.models import User
 
@@ -44,6 +44,49 @@ def customer_orders(*, customer: User) -> QuerySet[Order]:
 
 
 _ANY_CUSTOMER_ID, _ANY_ORDER_ID = -7_927, -7_933  # stand for the ids while compiling
+
+
+@cache
+def _customer_orders_statements() -> tuple[tuple[str, list], tuple[str, list]]:
+    """customer_orders' statement and how many rows it has: compiled once per process."""
+    orders = Order.objects.filter(customer_id=_ANY_CUSTOMER_ID).order_by("-created_at", "-pk")
+    count = (
+        Order.objects.filter(customer_id=_ANY_CUSTOMER_ID)
+        .values("customer_id")
+        .annotate(orders=Count("pk"))
+        .values_list("orders")
+        .order_by()
+    )
+    return tuple(
+        (sql, list(params))
+        for sql, params in (orders.query.sql_with_params(), count.query.sql_with_params())
+    )
+
+
+class CustomerOrderPages:
+    """customer_orders for a Paginator (the order list page): its count and each page's rows
+    read by statements compiled once per process (the slice as LIMIT and OFFSET after the
+    ORDER BY, where the queryset's slice puts them)."""
+
+    ordered = True
+
+    def __init__(self, *, customer: User):
+        self.values = {_ANY_CUSTOMER_ID: customer.pk}
+
+    def count(self) -> int:
+        _orders, (sql, params) = _customer_orders_statements()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, _bound(params, self.values))
+            row = cursor.fetchone()
+        return row[0] if row else 0
+
+    def __getitem__(self, window: slice) -> list[Order]:
+        start, stop = window.start or 0, window.stop
+        if stop <= start:
+            return []
+        (sql, params), _count = _customer_orders_statements()
+        limits = [*_bound(params, self.values), stop - start, start]
+        return list(Order.objects.raw(sql + " LIMIT %s OFFSET %s", limits))
 
 
 @cache

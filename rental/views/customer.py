@@ -105,10 +105,17 @@ def _default_configuration(catalogue) -> dict[str, str]:
     }
 
 
+def _kept_catalogue() -> list:
+    """selectors.catalogue() kept in the process on the stock version (rental/stock.py), as
+    the catalogue page is: the same models, prices and lots available for every request until
+    a committed change of stock. Read-only: the forms and summaries only read them."""
+    return stock.cached(("catalogue models",), selectors.catalogue, stock.version())
+
+
 @require_GET
 def configure(request: HttpRequest) -> HttpResponse:
     """The configurator; an htmx request gets only the live summary."""
-    catalogue = list(selectors.catalogue())
+    catalogue = _kept_catalogue()
     data = {**_default_configuration(catalogue), **request.GET.dict()}
     form, summary = _bind(data, catalogue)
     template = CONFIGURE_TEMPLATE + "#summary" if request.htmx else CONFIGURE_TEMPLATE
@@ -162,7 +169,7 @@ def confirm(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def order_list(request: HttpRequest) -> HttpResponse:
-    orders = selectors.customer_orders(customer=request.user)
+    orders = selectors.CustomerOrderPages(customer=request.user)
     page = Paginator(orders, ORDERS_PER_PAGE).get_page(ascii_int(request.GET.get("page")))
     return render(request, "rental/order_list.html", {"orders": page.object_list, "page": page})
 

@@ -233,3 +233,32 @@ def test_staff_and_customers_do_not_share_a_cached_page(catalogue, customer, mak
 def test_the_anonymous_page_varies_on_the_cookie_for_shared_caches(anonymous, catalogue):
     response = anonymous.get(reverse("rental:catalogue"))
     assert "Cookie" in response["Vary"]  # a logged-in visitor's page is another page
+
+
+def configurator_stock(client, gpu_model) -> str:
+    url = reverse("rental:configure") + f"?gpu_model={gpu_model.slug}&lots=1&duration_days=7"
+    html = client.get(url).content.decode()
+    return html.split('data-field="stock">', 1)[1].split("</p>", 1)[0]
+
+
+def test_the_configurator_keeps_the_catalogue_and_follows_stock_on_the_next_request(
+    visitor, catalogue, customer, place_order
+):
+    set_stock(catalogue["h100"], 2)
+    assert configurator_stock(visitor, catalogue["h100"]) == "2 lots available"
+    with CaptureQueriesContext(connection) as queries:
+        assert configurator_stock(visitor, catalogue["h100"]) == "2 lots available"
+    assert not any("rental_gpumodel" in query["sql"] for query in queries.captured_queries)
+    place_order(customer, catalogue["h100"], lots=2)
+    assert configurator_stock(visitor, catalogue["h100"]) == (
+        "Only 0 lots of this model are available right now."
+    )
+
+
+def test_a_price_change_is_in_the_configurator_on_the_next_request(visitor, catalogue):
+    url = reverse("rental:configure") + f"?gpu_model={catalogue['b200'].slug}&duration_days=7"
+    assert "1,234.50 USD" not in visitor.get(url).content.decode()
+    LotPrice.objects.filter(gpu_model=catalogue["b200"], duration_days=7).update(
+        price_usd=Decimal("1234.50")
+    )
+    assert "1,234.50 USD" in visitor.get(url).content.decode()

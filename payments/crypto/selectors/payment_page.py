@@ -5,9 +5,10 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
@@ -15,6 +16,7 @@ from accounts.models import User
 
 from ...chain.networks import Network, all_networks
 from ...chain.selectors import token_amount
+from ...compiled import CompiledQuery
 from ...models import (
     DECLARABLE_STATUSES,
     FINAL_STATUSES,
@@ -46,10 +48,14 @@ POLL_SLOWEST_SECONDS = 5
 # ------------------------------------------------------------------------ the payment
 
 
-def customer_payment(*, customer: User, payment_id: int) -> CryptoPayment:
-    """The customer's own payment, with where the ledger put its money (credited_usd,
-    paid_usd, refunded_usd); another customer's raises CryptoPayment.DoesNotExist."""
-    return (
+# Stand for the request's values while the page's statements are compiled (CompiledQuery).
+_ANY_CUSTOMER_ID, _ANY_PAYMENT_ID, _ANY_NETWORK = -7_937, -7_949, "\x00any network"
+
+
+@cache
+def _payment_query() -> CompiledQuery:
+    """customer_payment's statement, compiled once per process."""
+    return CompiledQuery(
         CryptoPayment.objects.select_related("deposit_address", "order", "extension__order")
         .annotate(
             **_money_annotations(),
@@ -57,9 +63,43 @@ def customer_payment(*, customer: User, payment_id: int) -> CryptoPayment:
                 LedgerAccountKind.REVENUE, (TransactionKind.EXTENSION_PAYMENT,)
             ),
         )
-        .filter(customer=customer)
-        .get(pk=payment_id)
+        .filter(customer_id=_ANY_CUSTOMER_ID, pk=_ANY_PAYMENT_ID)
+        .order_by(),
+        customer=_ANY_CUSTOMER_ID,
+        payment=_ANY_PAYMENT_ID,
     )
+
+
+@cache
+def _cursor_query() -> CompiledQuery:
+    """The next block the watcher reads on a network (as .first() orders it: by pk)."""
+    return CompiledQuery(
+        ChainCursor.objects.filter(network=_ANY_NETWORK)
+        .order_by("pk")
+        .values_list("next_block")[:1],
+        network=_ANY_NETWORK,
+    )
+
+
+@cache
+def _transfers_query() -> CompiledQuery:
+    """A payment's transfers on chain, reorganised ones left out, in the chain's order."""
+    return CompiledQuery(
+        ChainTransfer.objects.filter(payment_id=_ANY_PAYMENT_ID)
+        .exclude(status=TransferStatus.REORGED)
+        .order_by("block_number", "log_index"),
+        payment=_ANY_PAYMENT_ID,
+    )
+
+
+def customer_payment(*, customer: User, payment_id: int) -> CryptoPayment:
+    """The customer's own payment, with where the ledger put its money (credited_usd,
+    paid_usd, refunded_usd); another customer's raises CryptoPayment.DoesNotExist."""
+    low, high = connection.ops.integer_field_range(CryptoPayment._meta.pk.get_internal_type())
+    if low <= payment_id <= high:  # out of range: no such row (the ORM's filter finds none)
+        for payment in _payment_query().objects(customer=customer.pk, payment=payment_id):
+            return payment
+    raise CryptoPayment.DoesNotExist("No such payment of this customer.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,16 +302,9 @@ def customer_payment_view(*, customer: User, payment_id: int) -> PaymentView:
     """The customer's payment as its page shows it, in three queries (the payment with its
     money in the ledger, the watcher's cursor, the transfers)."""
     payment = customer_payment(customer=customer, payment_id=payment_id)
-    cursor_next_block = (
-        ChainCursor.objects.filter(network=payment.network)
-        .values_list("next_block", flat=True)
-        .first()
-    )
-    transfers = (
-        ChainTransfer.objects.filter(payment=payment)
-        .exclude(status=TransferStatus.REORGED)
-        .order_by("block_number", "log_index")
-    )
+    cursor = _cursor_query().values(network=payment.network)
+    cursor_next_block = cursor[0][0] if cursor else None
+    transfers = _transfers_query().objects(payment=payment.pk)
     return payment_view(payment, transfers=transfers, cursor_next_block=cursor_next_block)
 
 

@@ -2,23 +2,66 @@
 and what a receipt shows of its issuer (from settings)."""
 
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.formats import date_format, number_format
 from django.utils.translation import gettext
 
 from accounts.models import User
+from rental.models import Order
 
 from ...chain.selectors import network_name
+from ...compiled import CompiledPages, CompiledQuery
 from ...models import LedgerTransaction, Receipt, TransactionKind
 
 
 def customer_receipts(*, customer: User, order_id: int | None = None) -> QuerySet[Receipt]:
     """The customer's receipts, newest first; with `order_id`, those of that order (its
     payment, its extensions, its refund)."""
-    receipts = Receipt.objects.filter(customer=customer)
+    return _receipts(customer.pk, order_id)
+
+
+# Stand for the customer's and the order's ids while the statements are compiled.
+_ANY_CUSTOMER_ID, _ANY_ORDER_ID = -7_973, -7_979
+
+
+@cache
+def _receipt_list_queries(by_order: bool) -> tuple[CompiledQuery, CompiledQuery]:
+    """customer_receipts' statement (with or without an order) and how many rows it has:
+    compiled once per process."""
+    stand_ins = {"customer": _ANY_CUSTOMER_ID, **({"order": _ANY_ORDER_ID} if by_order else {})}
+    receipts = _receipts(_ANY_CUSTOMER_ID, _ANY_ORDER_ID if by_order else None)
+    count = (receipts.order_by().values("customer_id").annotate(receipts=Count("pk"))).values_list(
+        "receipts"
+    )
+    return CompiledQuery(receipts, **stand_ins), CompiledQuery(count, **stand_ins)
+
+
+def customer_receipt_pages(*, customer: User, order_id: int | None = None) -> CompiledPages:
+    """customer_receipts for a Paginator (the receipts page), its count and pages read by
+    statements compiled once per process."""
+    if order_id is None:
+        values = {"customer": customer.pk}
+    else:
+        low, high = connection.ops.integer_field_range(Order._meta.pk.get_internal_type())
+        if not low <= order_id <= high:  # no such order (the ORM's guard finds none either)
+            return CompiledPages(_receipt_list_queries(False)[0], count=lambda: 0)
+        values = {"customer": customer.pk, "order": order_id}
+    receipts, count = _receipt_list_queries(order_id is not None)
+
+    def counted() -> int:
+        rows = count.values(**values)
+        return rows[0][0] if rows else 0
+
+    return CompiledPages(receipts, count=counted, **values)
+
+
+def _receipts(customer_id: int, order_id: int | None) -> QuerySet[Receipt]:
+    receipts = Receipt.objects.filter(customer_id=customer_id)
     if order_id is not None:
         receipts = receipts.filter(
             # Through the primary keys: Django's guard for a number too large for an integer

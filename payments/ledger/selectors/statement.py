@@ -3,14 +3,16 @@
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
-from django.db.models import F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Window
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Sum, Window
 from django.db.models.functions import Coalesce, RowNumber
 from django.utils.translation import gettext
 
 from accounts.models import User
 from rental.models import OrderExtension
 
+from ...compiled import CompiledPages, CompiledQuery
 from ...models import (
     LedgerAccount,
     LedgerAccountKind,
@@ -20,23 +22,46 @@ from ...models import (
     TransactionKind,
 )
 
+# Stands for the customer's id while the statements are compiled (CompiledQuery).
+_ANY_CUSTOMER_ID = -7_951
+
+
+@cache
+def _balance_account_query() -> CompiledQuery:
+    return CompiledQuery(
+        LedgerAccount.objects.filter(
+            kind=LedgerAccountKind.CUSTOMER_BALANCE, customer_id=_ANY_CUSTOMER_ID
+        ).order_by("pk")[:1],
+        customer=_ANY_CUSTOMER_ID,
+    )
+
 
 def customer_balance_account(*, customer: User) -> LedgerAccount | None:
-    return LedgerAccount.objects.filter(
-        kind=LedgerAccountKind.CUSTOMER_BALANCE, customer=customer
-    ).first()
+    """The customer's balance account (one at most), its statement compiled once per process."""
+    accounts = _balance_account_query().objects(customer=customer.pk)
+    return accounts[0] if accounts else None
 
 
-def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
-    """Every entry of the customer's balance, oldest first, each with its running balance.
+@cache
+def _statement_account_query() -> CompiledQuery:
+    return CompiledQuery(
+        LedgerAccount.objects.filter(
+            kind=LedgerAccountKind.CUSTOMER_BALANCE, customer_id=_ANY_CUSTOMER_ID
+        )
+        .annotate(entry_count=Count("entries"))
+        .order_by("pk")[:1],
+        customer=_ANY_CUSTOMER_ID,
+    )
 
-    The running balance is a window over all the customer's entries, computed before any
-    pagination slices the result, so every page shows true running balances. Each entry also
-    carries `receipt_number` (its transaction's receipt or, for a withdrawal's request, the
-    receipt issued when it was paid out) and `for_extension_id` (a payment credited to the
-    balance to pay, at once, the extension it was sent for: the extension payment that
-    follows it on the same crypto payment).
-    """
+
+def customer_statement_account(*, customer: User) -> LedgerAccount | None:
+    """customer_balance_account with `entry_count`, the length of its statement (what the
+    balance page's paginator counts), in the same query."""
+    accounts = _statement_account_query().objects(customer=customer.pk)
+    return accounts[0] if accounts else None
+
+
+def _statement(customer_id: int) -> QuerySet[LedgerEntry]:
     paid_out = Receipt.objects.filter(
         transaction__withdrawal_id=OuterRef("transaction__withdrawal_id"),
         kind=TransactionKind.WITHDRAWAL_PAID,
@@ -48,7 +73,7 @@ def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
     ).order_by("pk")
     return (
         LedgerEntry.objects.filter(
-            account__kind=LedgerAccountKind.CUSTOMER_BALANCE, account__customer=customer
+            account__kind=LedgerAccountKind.CUSTOMER_BALANCE, account__customer_id=customer_id
         )
         .select_related(
             "transaction",
@@ -71,6 +96,30 @@ def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
         )
         .order_by("transaction__created_at", "pk")
     )
+
+
+def customer_statement(*, customer: User) -> QuerySet[LedgerEntry]:
+    """Every entry of the customer's balance, oldest first, each with its running balance.
+
+    The running balance is a window over all the customer's entries, computed before any
+    pagination slices the result, so every page shows true running balances. Each entry also
+    carries `receipt_number` (its transaction's receipt or, for a withdrawal's request, the
+    receipt issued when it was paid out) and `for_extension_id` (a payment credited to the
+    balance to pay, at once, the extension it was sent for: the extension payment that
+    follows it on the same crypto payment).
+    """
+    return _statement(customer.pk)
+
+
+@cache
+def _statement_query() -> CompiledQuery:
+    return CompiledQuery(_statement(_ANY_CUSTOMER_ID), customer=_ANY_CUSTOMER_ID)
+
+
+def customer_statement_pages(*, customer: User, count: int) -> CompiledPages:
+    """customer_statement's entries for a Paginator, `count` known already (the account's
+    entry_count), a page read by the statement compiled once per process with its window."""
+    return CompiledPages(_statement_query(), count=lambda: count, customer=customer.pk)
 
 
 def customer_statement_between(

@@ -21,7 +21,7 @@ from ..selectors.receipts import (
     customer_extension_receipt,
     customer_order_receipt,
     customer_receipt,
-    customer_receipts,
+    customer_receipt_pages,
     receipt_document,
 )
 
@@ -32,7 +32,7 @@ RECEIPTS_PAGE_SIZE = 25
 @require_GET
 def receipt_list(request: HttpRequest) -> HttpResponse:
     order_id = ascii_int(request.GET.get("order"))
-    receipts = customer_receipts(customer=request.user, order_id=order_id)
+    receipts = customer_receipt_pages(customer=request.user, order_id=order_id)
     page = Paginator(receipts, RECEIPTS_PAGE_SIZE).get_page(ascii_int(request.GET.get("page")))
     return TemplateResponse(
         request,

@@ -9,7 +9,12 @@ from django.views.decorators.http import require_GET
 from accounts.fields import ascii_int
 
 from .. import exports
-from ..selectors.statement import customer_balance_account, customer_statement, statement_rows
+from ..selectors.statement import (
+    customer_statement,
+    customer_statement_account,
+    customer_statement_pages,
+    statement_rows,
+)
 
 STATEMENT_PAGE_SIZE = 50
 
@@ -17,11 +22,12 @@ STATEMENT_PAGE_SIZE = 50
 @login_required
 @require_GET
 def statement(request: HttpRequest) -> HttpResponse:
-    entries = customer_statement(customer=request.user)
+    account = customer_statement_account(customer=request.user)
+    count = account.entry_count if account else 0
+    entries = customer_statement_pages(customer=request.user, count=count)
     paginator = Paginator(entries, STATEMENT_PAGE_SIZE)
     # Newest page first by default: the most recent movements are what a customer looks for.
     page = paginator.get_page(ascii_int(request.GET.get("page")) or paginator.num_pages)
-    account = customer_balance_account(customer=request.user)
     return TemplateResponse(
         request,
         "payments/statement.html",
