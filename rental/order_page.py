@@ -18,11 +18,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from django.core.signals import setting_changed
-from django.middleware.csrf import get_token
 from django.template import Context
 from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
+
+from accounts.kept_layout import csrf_token_once
 
 from .models import Order, OrderStatus
 
@@ -52,7 +53,7 @@ def _render(request, context: dict) -> str:
 
 def _with_token(request, html: str) -> SafeString:
     # The content is the template's own output (escaped); the token is [A-Za-z0-9] only.
-    return mark_safe(html.replace(_CSRF_PLACEHOLDER, get_token(request)))  # noqa: S308
+    return mark_safe(html.replace(_CSRF_PLACEHOLDER, csrf_token_once(request)))  # noqa: S308
 
 
 def render_content(request, context: dict) -> SafeString:
