@@ -61,9 +61,10 @@ def render_content(request, context: dict) -> SafeString:
     return _with_token(request, _render(request, context))
 
 
-def content_key(request, order: Order, context: dict) -> str | None:
-    """The whole state the content shows, or None when it depends on more (not cached)."""
-    if order.status not in CACHED_STATUSES or order.starts_at is not None or context["access"]:
+def content_key(request, order: Order, access: list) -> str | None:
+    """The whole state the content shows, or None when it depends on more (not cached);
+    `access`: the hosts' access the content shows."""
+    if order.status not in CACHED_STATUSES or order.starts_at is not None or access:
         return None
     fields = tuple(getattr(order, field.attname) for field in Order._meta.concrete_fields)
     timeline = tuple(
@@ -74,14 +75,15 @@ def content_key(request, order: Order, context: dict) -> str | None:
     return repr((get_language(), bool(request.htmx), saved_key, fields, timeline, parts))
 
 
-def cached_content(request, order: Order, context: dict) -> SafeString:
-    """render_content, from this worker's copy when the state it shows was rendered before."""
-    key = content_key(request, order, context)
+def cached_content(request, order: Order, access: list, context: Callable[[], dict]) -> SafeString:
+    """render_content, from this worker's copy when the state it shows was rendered before;
+    `context()` builds the view's context (the forms, the key's parsing), only to render."""
+    key = content_key(request, order, access)
     if key is None:
-        return render_content(request, context)
+        return render_content(request, context())
     html = _contents.get(key)
     if html is None:
-        html = _contents[key] = _render(request, context)
+        html = _contents[key] = _render(request, context())
         if len(_contents) > CACHE_SIZE:
             _contents.popitem(last=False)
     else:

@@ -237,7 +237,10 @@ def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
     """The order page; its content comes from this worker's copy while the state it shows is
     the same (rental.order_page), and so does the layout around it (accounts.kept_layout)."""
     order = _own_order(request, order_id)
-    content = cached_content(request, order, _order_context(request, order))
+    access = order_host_access(order)
+    content = cached_content(
+        request, order, access, lambda: _order_context(request, order, access=access)
+    )
     return render_in_kept_layout(
         request, ORDER_TEMPLATE, {"order": order}, content, key=(order.reference,)
     )
