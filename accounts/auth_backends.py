@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef
 
 from .mfa import remember_totp
 from .roles import STAFF_GROUPS, remember_staff_roles
+from .statements import RawStatement
 
 _ANY_USER_ID = -7_919  # stands for the session's user id while the statement is compiled
 
@@ -21,7 +22,7 @@ def _flag(index: int) -> str:
 
 
 @cache
-def _user_with_roles_statement() -> tuple[str, list, int]:
+def _user_with_roles_statement() -> tuple[RawStatement, list, int]:
     """The user's row and, per staff group, whether they belong to it: the ORM's statement,
     compiled once per process (building it took longer than PostgreSQL takes to run it, on
     every request of a logged-in user), with where the user id goes among its parameters."""
@@ -40,14 +41,14 @@ def _user_with_roles_statement() -> tuple[str, list, int]:
     )
     sql, params = users.query.sql_with_params()
     params = list(params)
-    return sql, params, params.index(_ANY_USER_ID)
+    return RawStatement(get_user_model(), sql), params, params.index(_ANY_USER_ID)
 
 
 def _load(user_id):
     """`user_id` comes from the session, already converted by `django.contrib.auth`."""
-    sql, params, position = _user_with_roles_statement()
+    statement, params, position = _user_with_roles_statement()
     params = [*params[:position], user_id, *params[position + 1 :]]
-    return next(iter(get_user_model()._default_manager.raw(sql, params)), None)
+    return next(iter(statement.instances(params)), None)
 
 
 class AuthenticationBackend(AllauthBackend):

@@ -18,11 +18,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from django.core.signals import setting_changed
-from django.middleware.csrf import get_token
 from django.template import Context
 from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
+
+from accounts.kept_layout import csrf_token_once
 
 from .models import Order, OrderStatus
 
@@ -52,7 +53,7 @@ def _render(request, context: dict) -> str:
 
 def _with_token(request, html: str) -> SafeString:
     # The content is the template's own output (escaped); the token is [A-Za-z0-9] only.
-    return mark_safe(html.replace(_CSRF_PLACEHOLDER, get_token(request)))  # noqa: S308
+    return mark_safe(html.replace(_CSRF_PLACEHOLDER, csrf_token_once(request)))  # noqa: S308
 
 
 def render_content(request, context: dict) -> SafeString:
@@ -60,9 +61,10 @@ def render_content(request, context: dict) -> SafeString:
     return _with_token(request, _render(request, context))
 
 
-def content_key(request, order: Order, context: dict) -> str | None:
-    """The whole state the content shows, or None when it depends on more (not cached)."""
-    if order.status not in CACHED_STATUSES or order.starts_at is not None or context["access"]:
+def content_key(request, order: Order, access: list) -> str | None:
+    """The whole state the content shows, or None when it depends on more (not cached);
+    `access`: the hosts' access the content shows."""
+    if order.status not in CACHED_STATUSES or order.starts_at is not None or access:
         return None
     fields = tuple(getattr(order, field.attname) for field in Order._meta.concrete_fields)
     timeline = tuple(
@@ -73,14 +75,15 @@ def content_key(request, order: Order, context: dict) -> str | None:
     return repr((get_language(), bool(request.htmx), saved_key, fields, timeline, parts))
 
 
-def cached_content(request, order: Order, context: dict) -> SafeString:
-    """render_content, from this worker's copy when the state it shows was rendered before."""
-    key = content_key(request, order, context)
+def cached_content(request, order: Order, access: list, context: Callable[[], dict]) -> SafeString:
+    """render_content, from this worker's copy when the state it shows was rendered before;
+    `context()` builds the view's context (the forms, the key's parsing), only to render."""
+    key = content_key(request, order, access)
     if key is None:
-        return render_content(request, context)
+        return render_content(request, context())
     html = _contents.get(key)
     if html is None:
-        html = _contents[key] = _render(request, context)
+        html = _contents[key] = _render(request, context())
         if len(_contents) > CACHE_SIZE:
             _contents.popitem(last=False)
     else:

@@ -8,6 +8,7 @@ from django.db import connection
 from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 
 from accounts.models import User
+from accounts.statements import RawStatement
 
 from . import capacity
 from .hosts.models import WORKING_STATUSES, TenancyStatus
@@ -90,15 +91,19 @@ class CustomerOrderPages:
 
 
 @cache
-def _customer_order_statements() -> tuple[tuple[str, list], tuple[str, list]]:
+def _customer_order_statements() -> tuple[tuple[RawStatement, list], tuple[RawStatement, list]]:
     """The order's row and its status changes (oldest first): the ORM's statements, compiled
     once per process (as accounts.auth_backends does for the user; compiling them cost the
-    order page more than PostgreSQL takes to run them), the ids as placeholders."""
+    order page more than PostgreSQL takes to run them), the ids as placeholders, their rows
+    made into instances without raw()'s per-query work (accounts.statements)."""
     order = Order.objects.filter(customer_id=_ANY_CUSTOMER_ID, pk=_ANY_ORDER_ID)
     changes = OrderStatusChange.objects.filter(order_id=_ANY_ORDER_ID).order_by("created_at", "pk")
     return tuple(
-        (sql, list(params))
-        for sql, params in (order.query.sql_with_params(), changes.query.sql_with_params())
+        (RawStatement(queryset.model, sql), list(params))
+        for queryset, (sql, params) in (
+            (order, order.query.sql_with_params()),
+            (changes, changes.query.sql_with_params()),
+        )
     )
 
 
@@ -111,12 +116,14 @@ def customer_order(*, customer: User, order_id: int) -> Order:
     low, high = connection.ops.integer_field_range(Order._meta.pk.get_internal_type())
     if not low <= order_id <= high:  # no such row (the ORM's filter finds none either)
         raise Order.DoesNotExist("No such order of this customer.")
-    (order_sql, order_params), (changes_sql, changes_params) = _customer_order_statements()
+    (order_statement, order_params), (changes_statement, changes_params) = (
+        _customer_order_statements()
+    )
     values = {_ANY_CUSTOMER_ID: customer.pk, _ANY_ORDER_ID: order_id}
-    order = next(iter(Order.objects.raw(order_sql, _bound(order_params, values))), None)
+    order = next(iter(order_statement.instances(_bound(order_params, values))), None)
     if order is None:
         raise Order.DoesNotExist("No such order of this customer.")
-    changes = list(OrderStatusChange.objects.raw(changes_sql, _bound(changes_params, values)))
+    changes = changes_statement.instances(_bound(changes_params, values))
     for change in changes:
         change.order = order
     # As prefetch_related leaves them: order.status_changes.all() reads these, no query.

@@ -73,18 +73,31 @@ def cached(key: tuple, build: Callable[[], Any], stock_version: int | None) -> A
     `build` reads), built once per process and version; None: built every time."""
     if stock_version is None:
         return build()
-    now = timezone.now()
-    entry = _entries.get(key) if _entries_version[0] == stock_version else None
-    if entry is not None and (entry[0] is None or now < entry[0]):
-        return entry[1]
+    value = entry(key, stock_version)
+    if value is not None:
+        return value
     valid_until = holds_until()
     value = build()
+    keep(key, value, stock_version, valid_until)
+    return value
+
+
+def entry(key: tuple, stock_version: int) -> Any:
+    """What `keep` kept for `key` at `stock_version` and still holds now, or None."""
+    found = _entries.get(key) if _entries_version[0] == stock_version else None
+    if found is not None and (found[0] is None or timezone.now() < found[0]):
+        return found[1]
+    return None
+
+
+def keep(key: tuple, value: Any, stock_version: int, valid_until: datetime | None) -> None:
+    """Keep `value` (not None), built from what was read after `stock_version` (from
+    `version()`) and after `valid_until` (from `holds_until()`), for `key`."""
     with _lock:
         if _entries_version[0] != stock_version:
             _entries.clear()
             _entries_version[0] = stock_version
         _entries[key] = (valid_until, value)
-    return value
 
 
 def clear() -> None:

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.fields import ascii_int
+from accounts.kept_layout import render_in_kept_layout
 from accounts.roles import FINANCE, OPERATORS, has_role
 from accounts.ssh_keys import stored_ssh_key
 
@@ -241,10 +242,15 @@ def render_order_page(
 @require_GET
 def order_detail(request: HttpRequest, order_id: int) -> HttpResponse:
     """The order page; its content comes from this worker's copy while the state it shows is
-    the same (rental.order_page)."""
+    the same (rental.order_page), and so does the layout around it (accounts.kept_layout)."""
     order = _own_order(request, order_id)
-    content = cached_content(request, order, _order_context(request, order))
-    return render(request, ORDER_TEMPLATE, {"order": order, "content": content})
+    access = order_host_access(order)
+    content = cached_content(
+        request, order, access, lambda: _order_context(request, order, access=access)
+    )
+    return render_in_kept_layout(
+        request, ORDER_TEMPLATE, {"order": order}, content, key=(order.reference,)
+    )
 
 
 @login_required

@@ -1,9 +1,10 @@
 """What the order page shows of an order's payments and balance (`order_payments_view`)."""
 
+import weakref
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Value
 from django.utils import timezone
 
@@ -180,7 +181,19 @@ _COLUMNS = (
 
 
 def _converters() -> list[tuple]:
-    """Per column of _ORDER_PAYMENTS_SQL, what the compiler would apply to it."""
+    """Per column of _ORDER_PAYMENTS_SQL, what the compiler would apply to it: worked out once
+    per connection (the backend's converters are its own)."""
+    key = connections[DEFAULT_DB_ALIAS]
+    converters = _converters_of.get(key)
+    if converters is None:
+        converters = _converters_of[key] = _converters_for_connection()
+    return converters
+
+
+_converters_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _converters_for_connection() -> list[tuple]:
     converters = []
     for _name, field in _COLUMNS:
         expression = Value(None, output_field=field)
