@@ -39,8 +39,9 @@ all 500 at once (a backlog after downtime) and the delay from a payment's N-th c
 two chains in anvil takes half the time: on this 2-core machine shared with four other
 engineers' runs (load average 10-17) the whole script took 9 minutes (the chains 144 s and
 285 s of it), over the 4 minutes it was meant to fit; the rounds are few already.
-BENCH_WATCHER_SIZES=2000 (or 20800) runs one size only, while iterating.
-BENCH_PROFILE=1 prints where one scan of each size spends its time, and its SQL statements. Run with `make bench`.
+BENCH_WATCHER_SIZES=2000 (or 20800) runs one size only, while iterating. BENCH_PROFILE=1
+prints where one warm scan of each size spends its time, and its SQL statements. Run with
+`make bench`.
 """
 
 import contextlib
