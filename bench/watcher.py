@@ -39,7 +39,9 @@ all 500 at once (a backlog after downtime) and the delay from a payment's N-th c
 two chains in anvil takes half the time: on this 2-core machine shared with four other
 engineers' runs (load average 10-17) the whole script took 9 minutes (the chains 144 s and
 285 s of it), over the 4 minutes it was meant to fit; the rounds are few already.
-BENCH_PROFILE=1 prints where one scan of each size spends its time. Run with `make bench`.
+BENCH_WATCHER_SIZES=2000 (or 20800) runs one size only, while iterating. BENCH_PROFILE=1
+prints where one warm scan of each size spends its time, and its SQL statements. Run with
+`make bench`.
 """
 
 import contextlib
@@ -70,9 +72,14 @@ BLOCKS, WATCHED = 5000, 500
 RECIPIENT_BATCH = 100  # addresses per eth_getLogs when filtering by recipient (providers cap it)
 # (transfers of the token in the range, rounds, target): a quarter of them ours, then a busy
 # token where ours are 500 among 20,800. Fewer rounds for the large size (each reads 20,800).
-SIZES = (
-    (2000, int(os.environ.get("BENCH_WATCHER_ROUNDS", "5")), 3.0),
-    (20800, int(os.environ.get("BENCH_WATCHER_LARGE_ROUNDS", "3")), 1.5),
+SIZES = tuple(
+    size
+    for size in (
+        (2000, int(os.environ.get("BENCH_WATCHER_ROUNDS", "5")), 3.0),
+        (20800, int(os.environ.get("BENCH_WATCHER_LARGE_ROUNDS", "3")), 1.5),
+    )
+    # BENCH_WATCHER_SIZES=2000 (or 20800): one size only, while iterating.
+    if str(size[0]) in os.environ.get("BENCH_WATCHER_SIZES", "2000,20800").split(",")
 )
 
 
@@ -496,10 +503,20 @@ def main() -> None:
                 import pstats
 
                 reset()
+                scan()  # warm: the process's first publish builds its broker connection
+                reset()
                 profiler = cProfile.Profile()
                 profiler.runcall(scan)
-                pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(60)
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
+                from django.test.utils import CaptureQueriesContext
+
+                reset()
+                with CaptureQueriesContext(connection) as queries:
+                    scan()
+                print(f"SQL statements of one scan: {len(queries.captured_queries)}")
+                for query in queries.captured_queries:
+                    print(f"  {query['time']:>6} s  {query['sql'][:160]}")
 
             reset()
             with counting_redis_clients() as built:

@@ -18,9 +18,9 @@ the process (an outbox row, `delay_on_commit`); the log line is written after th
 
 A setter whose caller already holds the lock calls `change` on the locked row. A batch setter
 (payments sets hundreds of statuses in fixed queries) uses the parts: `check` per row,
-`audit_row` per row for one bulk insert, `log_many_on_commit` for the batch (a batch of many
-logs one summary line, each change at DEBUG), and writes the statuses itself in its own
-statement.
+`audit_row` (or `audit_values`, the same as plain values) per row for one bulk insert,
+`log_many_on_commit` for the batch (a batch of many logs one summary line, each change at
+DEBUG), and writes the statuses itself in its own statement.
 
 An entity whose history lives elsewhere has no audit model (`audit_model=None`): a chain
 transfer's changes are told by its payment's events, a webhook delivery's by its attempt log.
@@ -97,6 +97,23 @@ class StateMachine:
             reason=reason[:REASON_MAX_LENGTH],
             **extra,
         )
+
+    def audit_values(
+        self, obj: Model, *, from_status: str, to_status: str, actor, reason: str, **extra
+    ) -> dict[str, Any]:
+        """The same audit row as plain values by field name (the subject and the actor as
+        their ids), for a batch setter that inserts many as rows without a model instance
+        each (payments.bulk.insert_rows); the caller adds the creation time."""
+        if self.audit_model is None:
+            raise TypeError(f"{self.name} has no audit model")
+        return {
+            self.audit_model.subject_field: obj.pk,
+            "from_status": from_status,
+            "to_status": to_status,
+            "actor": actor.pk if actor is not None else None,
+            "reason": reason[:REASON_MAX_LENGTH],
+            **extra,
+        }
 
     def log_on_commit(self, obj: Model, *, from_status: str, to_status: str, actor, reason: str):
         """One log line per change, once it is committed (none if it rolls back)."""

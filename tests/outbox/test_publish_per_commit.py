@@ -66,6 +66,11 @@ def test_n_events_of_one_commit_are_published_once_and_all_dispatched(customer, 
     tasks = queued_tasks(live_broker)
     assert [name for name, _ in tasks] == ["outbox.tasks.outbox_dispatch_batch"]
     assert OutboxEvent.objects.count() == 50
+    # Each event as it was given (the many in one statement): its own id, account and payload.
+    assert OutboxEvent.objects.values("event_id").distinct().count() == 50
+    assert set(OutboxEvent.objects.values_list("account_id", flat=True)) == {customer.pk}
+    credited = OutboxEvent.objects.filter(event_type=events.BALANCE_CREDITED).order_by("pk")
+    assert [event.payload for event in credited] == [{"n": n} for n in range(30, 50)]
     assert OutboxMessage.objects.filter(published_at__isnull=False).count() == 1
 
     (batch,) = tasks[0][1]

@@ -5,7 +5,7 @@ Written in the transaction of the change, by the one setter (PaymentStatusBatch.
 The payload's `status` is the REST API's (`GET /api/v1/payments/{id}/` → `status`): the
 payment's state for its customer (PaymentState), one vocabulary for both."""
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from django.utils import timezone
 
@@ -13,7 +13,7 @@ from outbox import events
 from outbox.services import outbox_emit_many
 from rental.models import Order
 
-from ...models import CryptoPayment, PaymentEvent, PaymentStatus
+from ...models import CryptoPayment, PaymentStatus
 from ..selectors.state import payment_state
 
 # status reached → event type
@@ -56,15 +56,17 @@ def payment_data(payment: CryptoPayment, now=None) -> dict:
     }
 
 
-def payment_status_emit(changes: Sequence[PaymentEvent]) -> None:
-    """One event per status change (its PaymentEvent) that reached a status webhooks tell
-    (moving back to awaiting, after a reorg, tells nothing: the customer sees no new state)."""
+def payment_status_emit(changes: Iterable[tuple[CryptoPayment, str]]) -> None:
+    """One event per status change (the payment, the status it reached) that reached a
+    status webhooks tell (moving back to awaiting, after a reorg, tells nothing: the customer
+    sees no new state)."""
+    now = timezone.now()
     outbox_emit_many(
         (
-            STATUS_EVENTS[change.to_status],
-            change.payment.customer_id,
-            {"payment": payment_data(change.payment)},
+            STATUS_EVENTS[to_status],
+            payment.customer_id,
+            {"payment": payment_data(payment, now)},
         )
-        for change in changes
-        if change.to_status in STATUS_EVENTS
+        for payment, to_status in changes
+        if to_status in STATUS_EVENTS
     )

@@ -65,6 +65,8 @@ MONEY_FIELDS = [
     "allocated_usd",
     "updated_at",
 ]
+# What settle_seen changes on a payment besides its status (recount without `fresh`).
+SEEN_FIELDS = ["seen_units", "received_units", "updated_at"]
 # Where money that arrives on a payment in this state goes without anyone deciding.
 CREDIT_ON_ARRIVAL = (PaymentStatus.CLOSED, PaymentStatus.CONFIRMED, PaymentStatus.RESOLVED)
 
@@ -80,6 +82,8 @@ class Book:
     events: list[PaymentEvent] = field(default_factory=list)
     dirty: dict[int, CryptoPayment] = field(default_factory=dict)
     receipted: list[int] = field(default_factory=list)  # transfers now in the ledger
+    # The payments' columns flush writes besides their status (settle_seen: SEEN_FIELDS).
+    money_fields: list[str] = field(default_factory=lambda: MONEY_FIELDS)
 
     def __post_init__(self) -> None:
         self.statuses = PaymentStatusBatch(actor=self.actor)
@@ -119,7 +123,7 @@ class Book:
         ledger_post_many(self.postings)
         # Then the money and status of every payment touched, in one statement, and the status
         # events: a status event describes money already posted.
-        self.statuses.write(also=self.dirty.values(), also_fields=MONEY_FIELDS)
+        self.statuses.write(also=self.dirty.values(), also_fields=self.money_fields)
         if self.events:
             created = create_rows(self.events)
             _email_credits(created)
@@ -484,7 +488,7 @@ def settle_seen(payments: dict[int, CryptoPayment], *, touched: Iterable[int]) -
     touched = [payments[pk] for pk in sorted(set(touched)) if pk in payments]
     if not touched:
         return
-    book = Book(accounts=None)
+    book = Book(accounts=None, money_fields=SEEN_FIELDS)  # no other column changes here
     recount(touched, fresh=False)
     for payment in touched:
         book.dirty[payment.pk] = payment

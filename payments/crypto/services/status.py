@@ -24,7 +24,7 @@ from outbox.messages import enqueue
 from rental.models import Order
 from statemachine import StateMachine
 
-from ...bulk import create_rows, update_rows
+from ...bulk import insert_rows, update_rows
 from ...exceptions import PaymentError
 from ...models import (
     PAYMENT_TRANSITIONS,
@@ -102,16 +102,22 @@ def payment_set_status(
     return payment
 
 
+# A status event's columns, as the batch inserts them (plain rows: payments.bulk.insert_rows).
+_EVENT_FIELDS = ("payment", "from_status", "to_status", "actor", "reason", "kind", "data")
+
+
 class PaymentStatusBatch:
     """Status changes of locked payments, decided one after another and written together.
 
     `change` checks one change against the map and applies it to the payment in memory at
     once; `write` stores every change of the batch, the caller's other changed columns of
-    these (and other) payments with them, and the events."""
+    these (and other) payments with them, and the events (as plain rows: no model instance
+    per event)."""
 
     def __init__(self, *, actor=None):
         self.actor = actor
-        self._events: list[PaymentEvent] = []
+        # (payment, from status, the event's values in _EVENT_FIELDS order)
+        self._changes: list[tuple[CryptoPayment, str, tuple]] = []
         self._touched: dict[int, CryptoPayment] = {}
 
     def change(
@@ -124,17 +130,16 @@ class PaymentStatusBatch:
             raise ValueError("a payment sent to review needs a review reason")
         if review_reason:
             data["review"] = review_reason
-        self._events.append(
-            PAYMENT_STATES.audit_row(
-                payment,
-                from_status=payment.status,
-                to_status=to_status,
-                actor=self.actor,
-                reason=reason,
-                kind=PaymentEventKind.STATUS,
-                data=data,
-            )
+        values = PAYMENT_STATES.audit_values(
+            payment,
+            from_status=payment.status,
+            to_status=to_status,
+            actor=self.actor,
+            reason=reason,
+            kind=PaymentEventKind.STATUS,
+            data=data,
         )
+        self._changes.append((payment, payment.status, tuple(values[f] for f in _EVENT_FIELDS)))
         payment.status = to_status
         if to_status == PaymentStatus.NEEDS_REVIEW:
             payment.review_reason = review_reason
@@ -152,27 +157,36 @@ class PaymentStatusBatch:
 
     def write(
         self, *, also: Iterable[CryptoPayment] = (), also_fields: Sequence[str] = ()
-    ) -> list[PaymentEvent]:
+    ) -> list[int]:
         """Store the batch: one UPDATE of the status columns and `also_fields` of every
         payment changed and of `also` (the caller's other changed payments), one INSERT of
         the status events; the webhooks' outbox rows, the log lines and emails after the
-        commit. Returns the events written; the batch is empty again after."""
+        commit. Returns the ids of the events written; the batch is empty again after."""
         rows = {payment.pk: payment for payment in also} | self._touched
-        events, self._events, self._touched = self._events, [], {}
+        changes, self._changes, self._touched = self._changes, [], {}
+        now = timezone.now()
         if rows:
-            now = timezone.now()
             for payment in rows.values():
                 payment.updated_at = now
             update_rows(list(rows.values()), list(dict.fromkeys([*_STATUS_FIELDS, *also_fields])))
-        if not events:
+        if not changes:
             return []
-        events = create_rows(events)
-        payment_status_emit(events)  # webhooks: payment.<status> (events.STATUS_EVENTS)
+        written = insert_rows(
+            PaymentEvent,
+            (*_EVENT_FIELDS, "created_at"),
+            [(*values, now) for _, _, values in changes],
+            returning=("id", "to_status"),
+        )
+        # webhooks: payment.<status> (events.STATUS_EVENTS)
+        payment_status_emit([(payment, values[2]) for payment, _, values in changes])
         PAYMENT_STATES.log_many_on_commit(
-            [(e.payment, e.from_status, e.to_status, e.actor, e.reason) for e in events]
+            [
+                (payment, from_status, values[2], self.actor, values[4])
+                for payment, from_status, values in changes
+            ]
         )
 
-        notified = [event.pk for event in events if event.to_status in NOTIFIED_STATUSES]
+        notified = [pk for pk, to_status in written if to_status in NOTIFIED_STATUSES]
         if notified:
             enqueue("payments.tasks.payment_event_emails", notified)
-        return events
+        return [pk for pk, _ in written]

@@ -56,6 +56,7 @@ def test_every_pair_is_allowed_by_the_map_or_refused_by_name(
             operator,
             "walking the map",
         )
+        assert event.data == ({"review": "overpaid"} if extra else {})
     else:
         assert stored.status == from_status
         assert not events.exists()
