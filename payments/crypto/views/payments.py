@@ -6,10 +6,13 @@ Every payment is looked up through its owner: another customer's id answers 404.
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template import Context
+from django.template.loader import get_template
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts.kept_layout import csrf_token_once, render_in_kept_layout
 from rental.models import Order
 from rental.selectors import customer_order
 from rental.views.customer import render_order_page
@@ -27,6 +30,8 @@ from ..services.payments import (
 )
 
 PAGE_TEMPLATE = "payments/payment_detail.html"
+# The page's content, with its partials (the status the page polls).
+CONTENT_TEMPLATE = "payments/_payment_content.html"
 
 
 def _no_payment() -> Http404:
@@ -75,8 +80,20 @@ def payment_detail(request: HttpRequest, payment_id: int) -> HttpResponse:
     key = payment_page_key(
         page, language=get_language(), htmx=bool(request.htmx), shown=request.GET.get("shown")
     )
-    context = {"page": page, "declare_form": DeclareForm(), "kept_key": key}
-    return render(request, PAGE_TEMPLATE, context)
+    # The content is kept per state it shows ({% kept %}), the layout around it per what the
+    # layout shows (accounts.kept_layout); one CSRF token for both. A plain Context: the
+    # content uses no context processor's value.
+    context = {
+        "page": page,
+        "declare_form": DeclareForm(),
+        "kept_key": key,
+        "request": request,
+        "csrf_token": csrf_token_once(request),
+    }
+    content = get_template(CONTENT_TEMPLATE).template.render(Context(context))
+    return render_in_kept_layout(
+        request, PAGE_TEMPLATE, {"page": page}, content, key=(page.payment.reference,)
+    )
 
 
 @login_required
@@ -87,7 +104,7 @@ def payment_status(request: HttpRequest, payment_id: int) -> HttpResponse:
         progress = customer_payment_view(customer=request.user, payment_id=payment_id)
     except CryptoPayment.DoesNotExist:
         raise _no_payment() from None
-    return render(request, PAGE_TEMPLATE + "#status", {"progress": progress})
+    return render(request, CONTENT_TEMPLATE + "#status", {"progress": progress})
 
 
 @login_required
