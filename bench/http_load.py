@@ -106,13 +106,17 @@ class Server:
                     sizes.append(int(line.split()[1]) / 1024)
         return sizes
 
-    def worker_cpu_seconds(self) -> float:
-        """User and system CPU time of the workers so far."""
-        ticks = 0
+    def worker_cpu_seconds(self) -> dict[int, float]:
+        """User and system CPU time of each worker so far, by pid."""
+        seconds = {}
         for pid in self.worker_pids():
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-        return ticks / os.sysconf("SC_CLK_TCK")
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+            seconds[pid] = ticks / os.sysconf("SC_CLK_TCK")
+        return seconds
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -220,7 +224,10 @@ def wrk(
     output = subprocess.run(  # noqa: S603 - wrk from the distribution
         [*command, server.base + page.path], capture_output=True, text=True, check=True
     ).stdout
-    cpu = server.worker_cpu_seconds() - cpu_before
+    # A worker gunicorn replaced during the run (max_requests) counts from its start; the one
+    # it replaced is gone with its last seconds (a total over pids went negative).
+    cpu_after = server.worker_cpu_seconds()
+    cpu = sum(used - cpu_before.get(pid, 0.0) for pid, used in cpu_after.items())
     errors = SOCKET_ERRORS.search(output)
     if "Non-2xx" in output or (errors and any(int(count) for count in errors.groups())):
         raise SystemExit(f"{server.name} {page.path}: wrk saw errors:\n{output}")
