@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef
 
 from .mfa import remember_totp
 from .roles import STAFF_GROUPS, remember_staff_roles
-from .statements import RawStatement
+from .statements import CompiledQuery
 
 _ANY_USER_ID = -7_919  # stands for the session's user id while the statement is compiled
 
@@ -22,10 +22,10 @@ def _flag(index: int) -> str:
 
 
 @cache
-def _user_with_roles_statement() -> tuple[RawStatement, list, int]:
+def _user_with_roles_query() -> CompiledQuery:
     """The user's row and, per staff group, whether they belong to it: the ORM's statement,
     compiled once per process (building it took longer than PostgreSQL takes to run it, on
-    every request of a logged-in user), with where the user id goes among its parameters."""
+    every request of a logged-in user)."""
     membership = Group.user_set.through.objects.filter(user_id=OuterRef("pk"))
     totp = Authenticator.objects.filter(user_id=OuterRef("pk"), type=Authenticator.Type.TOTP)
     users = (
@@ -39,16 +39,12 @@ def _user_with_roles_statement() -> tuple[RawStatement, list, int]:
             _has_totp_flag=Exists(totp),
         )
     )
-    sql, params = users.query.sql_with_params()
-    params = list(params)
-    return RawStatement(get_user_model(), sql), params, params.index(_ANY_USER_ID)
+    return CompiledQuery(users, user_id=_ANY_USER_ID)
 
 
 def _load(user_id):
     """`user_id` comes from the session, already converted by `django.contrib.auth`."""
-    statement, params, position = _user_with_roles_statement()
-    params = [*params[:position], user_id, *params[position + 1 :]]
-    return next(iter(statement.instances(params)), None)
+    return next(iter(_user_with_roles_query().objects(user_id=user_id)), None)
 
 
 class AuthenticationBackend(AllauthBackend):

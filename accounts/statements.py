@@ -1,84 +1,132 @@
-"""A statement's rows as model instances, with the ORM's per-statement work done once.
+"""An ORM query compiled once per process, run again with new values (`CompiledQuery`), and its
+pages for a Paginator (`CompiledPages`).
 
-`Model.objects.raw(sql, params)` works out, on every query, which column goes to which field,
-which converters apply to them and how to build the instances (RawModelIterable); for the few
-statements every request of a logged-in customer runs (the user with their roles, the order
-with its timeline), that cost more than PostgreSQL takes to run them. `RawStatement` runs its
-first query through `raw()` and keeps that plan, per connection, for the same SQL (its columns
-cannot change); the rows of later queries become the same instances `raw()` would build.
+Compiling the queries of a customer page (the logged-in user with their roles, the order with its
+timeline, the payment with its money in the ledger and three related rows, the statement's
+window and subqueries) costs a page more CPU than PostgreSQL takes to run them, on every request.
+The query is built and compiled once, with stand-in values where the request's own go (ids), and
+each request runs its SQL with the real values, reading the rows into model instances as the
+ORM does (select_related's related rows, annotations, the expressions' converters): the same
+statement and the same objects as the queryset would give. In `accounts`, the bottom app, so
+that every app may use it.
 """
 
-import weakref
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
-from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    init_names: list[str]
-    init_positions: list[int]
-    annotations: list[tuple[str, int]]
-    converters: list[tuple[int, tuple]]  # (position, (functions, expression))
-    from_db: Any
-    track_peers: bool
+from django.db import connections
+from django.db.models import QuerySet
+from django.db.models.query import get_related_populators
 
 
-class RawStatement:
-    def __init__(self, model: type[Model], sql: str):
-        self.model, self.sql = model, sql
-        self._plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+class CompiledQuery:
+    """`queryset`'s statement, compiled now; `stand_ins` name the values (each one distinct
+    from every other parameter of the statement) that `objects(**values)` replaces wherever
+    they are."""
 
-    def instances(self, params: list) -> list[Model]:
-        """The rows for `params`, as `model.objects.raw(sql, params)` would give them."""
-        connection = connections[DEFAULT_DB_ALIAS]
-        plan = self._plans.get(connection)
-        if plan is None:
-            queryset = self.model._default_manager.raw(self.sql, params)
-            found = list(queryset)  # runs the query: its columns are known now
-            self._plans[connection] = self._plan(queryset, connection)
-            return found
+    def __init__(self, queryset: QuerySet, **stand_ins):
+        self.db = queryset.db
+        compiler = queryset.query.get_compiler(using=self.db)
+        sql, params = compiler.as_sql()
+        self.sql, self.params = sql, tuple(params)
+        self.slots = {
+            name: [index for index, param in enumerate(self.params) if param == value]
+            for name, value in stand_ins.items()
+        }
+        for name, positions in self.slots.items():
+            if not positions:
+                raise ValueError(f"{name}: {stand_ins[name]!r} is no parameter of the statement")
+        select, klass_info = compiler.select, compiler.klass_info
+        self.converters = tuple(
+            (position, tuple(functions), expression)
+            for position, (functions, expression) in compiler.get_converters(
+                [column[0] for column in select[: compiler.col_count]]
+            ).items()
+        )
+        if klass_info is None:  # a values() or values_list() query: rows are read as tuples
+            return
+        self.model = klass_info["model"]
+        fields = klass_info["select_fields"]
+        self.start, self.end = fields[0], fields[-1] + 1
+        self.init_list = [column[0].target.attname for column in select[self.start : self.end]]
+        self.fetch_mode = queryset._fetch_mode
+        self.klass_info, self.select = klass_info, select
+        # Populators keep the objects they made only when the fetch mode tracks peers.
+        self.populators = (
+            None
+            if self.fetch_mode.track_peers
+            else get_related_populators(klass_info, select, self.db, self.fetch_mode)
+        )
+        self.annotations = tuple(compiler.annotation_col_map.items())
+
+    def bound(self, values: dict) -> list:
+        params = list(self.params)
+        for name, value in values.items():
+            for position in self.slots[name]:
+                params[position] = value
+        return params
+
+    def rows(self, sql: str, params: list) -> list[list]:
+        connection = connections[self.db]
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
+            cursor.execute(sql, params)
             rows = cursor.fetchall()
-        found, peers = [], []
+        if not self.converters:
+            return rows
+        converted = []
         for row in rows:
-            if plan.converters:
-                row = list(row)
-                for position, (functions, expression) in plan.converters:
-                    value = row[position]
-                    for function in functions:
-                        value = function(value, expression, connection)
-                    row[position] = value
-            instance = plan.from_db(
-                DEFAULT_DB_ALIAS, plan.init_names, [row[p] for p in plan.init_positions]
+            row = list(row)
+            for position, functions, expression in self.converters:
+                value = row[position]
+                for function in functions:
+                    value = function(value, expression, connection)
+                row[position] = value
+            converted.append(row)
+        return converted
+
+    def objects(self, *, suffix: str = "", suffix_params: tuple = (), **values) -> list:
+        """The model instances of the rows (`suffix`: SQL after the statement, as a LIMIT)."""
+        rows = self.rows(self.sql + suffix, [*self.bound(values), *suffix_params])
+        populators = self.populators
+        if populators is None:
+            populators = get_related_populators(
+                self.klass_info, self.select, self.db, self.fetch_mode
             )
-            if plan.track_peers:
-                peers.append(weakref.ref(instance))
-                instance._state.peers = peers
-            for column, position in plan.annotations:
-                setattr(instance, column, row[position])
-            found.append(instance)
-        return found
+        model, db, init_list, start, end = self.model, self.db, self.init_list, self.start, self.end
+        objects = []
+        for row in rows:
+            obj = model.from_db(db, init_list, row[start:end], fetch_mode=self.fetch_mode)
+            for populator in populators:
+                populator.populate(row, obj)
+            for name, position in self.annotations:
+                setattr(obj, name, row[position])
+            objects.append(obj)
+        return objects
 
-    def _plan(self, queryset, connection) -> _Plan:
-        """What RawModelIterable works out for every query (django.db.models.query)."""
-        from django.db.models.query import _get_from_db
+    def values(self, **values) -> list[tuple]:
+        """The rows as tuples of their columns (converted), for a values_list() query."""
+        return [tuple(row) for row in self.rows(self.sql, self.bound(values))]
 
-        init_names, init_positions, annotations = queryset.resolve_model_init_order()
-        fields = [queryset.model_fields.get(column) for column in queryset.columns]
-        columns = [field.get_col(field.model._meta.db_table) if field else None for field in fields]
-        compiler = connection.ops.compiler("SQLCompiler")(queryset.query, connection, queryset.db)
-        if compiler.has_composite_fields(columns):
-            raise ValueError("RawStatement: composite fields are not supported")
-        fetch_mode = queryset._fetch_mode
-        return _Plan(
-            init_names=init_names,
-            init_positions=init_positions,
-            annotations=annotations,
-            converters=list(compiler.get_converters(columns).items()),
-            from_db=_get_from_db(queryset.model, fetch_mode),
-            track_peers=fetch_mode.track_peers,
+
+class CompiledPages:
+    """A compiled query's rows for a Paginator: `count` says how many there are (a callable,
+    run once by the paginator), each page is the statement with LIMIT and OFFSET after its
+    ORDER BY (where the queryset's slice puts them); an empty page runs no query."""
+
+    ordered = True
+
+    def __init__(self, query: CompiledQuery, *, count: Callable[[], int], **values):
+        self.query, self.counted, self.values = query, count, values
+
+    def count(self) -> int:
+        return self.counted()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list:
+        start, stop = window.start or 0, window.stop
+        if stop <= start:
+            return []
+        return self.query.objects(
+            suffix=" LIMIT %s OFFSET %s", suffix_params=(stop - start, start), **self.values
         )

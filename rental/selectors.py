@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import Count, F, FilteredRelation, Prefetch, Q, QuerySet
 
 from accounts.models import User
-from accounts.statements import RawStatement
+from accounts.statements import CompiledPages, CompiledQuery
 
 from . import capacity
 from .hosts.models import WORKING_STATUSES, TenancyStatus
@@ -48,7 +48,7 @@ _ANY_CUSTOMER_ID, _ANY_ORDER_ID = -7_927, -7_933  # stand for the ids while comp
 
 
 @cache
-def _customer_orders_statements() -> tuple[tuple[str, list], tuple[str, list]]:
+def _customer_orders_queries() -> tuple[CompiledQuery, CompiledQuery]:
     """customer_orders' statement and how many rows it has: compiled once per process."""
     orders = Order.objects.filter(customer_id=_ANY_CUSTOMER_ID).order_by("-created_at", "-pk")
     count = (
@@ -58,57 +58,35 @@ def _customer_orders_statements() -> tuple[tuple[str, list], tuple[str, list]]:
         .values_list("orders")
         .order_by()
     )
-    return tuple(
-        (sql, list(params))
-        for sql, params in (orders.query.sql_with_params(), count.query.sql_with_params())
+    return (
+        CompiledQuery(orders, customer=_ANY_CUSTOMER_ID),
+        CompiledQuery(count, customer=_ANY_CUSTOMER_ID),
     )
 
 
-class CustomerOrderPages:
+def customer_order_pages(*, customer: User) -> CompiledPages:
     """customer_orders for a Paginator (the order list page): its count and each page's rows
-    read by statements compiled once per process (the slice as LIMIT and OFFSET after the
-    ORDER BY, where the queryset's slice puts them)."""
+    read by statements compiled once per process."""
+    orders, count = _customer_orders_queries()
 
-    ordered = True
+    def counted() -> int:
+        rows = count.values(customer=customer.pk)
+        return rows[0][0] if rows else 0
 
-    def __init__(self, *, customer: User):
-        self.values = {_ANY_CUSTOMER_ID: customer.pk}
-
-    def count(self) -> int:
-        _orders, (sql, params) = _customer_orders_statements()
-        with connection.cursor() as cursor:
-            cursor.execute(sql, _bound(params, self.values))
-            row = cursor.fetchone()
-        return row[0] if row else 0
-
-    def __getitem__(self, window: slice) -> list[Order]:
-        start, stop = window.start or 0, window.stop
-        if stop <= start:
-            return []
-        (sql, params), _count = _customer_orders_statements()
-        limits = [*_bound(params, self.values), stop - start, start]
-        return list(Order.objects.raw(sql + " LIMIT %s OFFSET %s", limits))
+    return CompiledPages(orders, count=counted, customer=customer.pk)
 
 
 @cache
-def _customer_order_statements() -> tuple[tuple[RawStatement, list], tuple[RawStatement, list]]:
+def _customer_order_queries() -> tuple[CompiledQuery, CompiledQuery]:
     """The order's row and its status changes (oldest first): the ORM's statements, compiled
     once per process (as accounts.auth_backends does for the user; compiling them cost the
-    order page more than PostgreSQL takes to run them), the ids as placeholders, their rows
-    made into instances without raw()'s per-query work (accounts.statements)."""
+    order page more than PostgreSQL takes to run them)."""
     order = Order.objects.filter(customer_id=_ANY_CUSTOMER_ID, pk=_ANY_ORDER_ID)
     changes = OrderStatusChange.objects.filter(order_id=_ANY_ORDER_ID).order_by("created_at", "pk")
-    return tuple(
-        (RawStatement(queryset.model, sql), list(params))
-        for queryset, (sql, params) in (
-            (order, order.query.sql_with_params()),
-            (changes, changes.query.sql_with_params()),
-        )
+    return (
+        CompiledQuery(order, customer=_ANY_CUSTOMER_ID, order=_ANY_ORDER_ID),
+        CompiledQuery(changes, order=_ANY_ORDER_ID),
     )
-
-
-def _bound(params: list, values: dict) -> list:
-    return [values.get(param, param) for param in params]
 
 
 def customer_order(*, customer: User, order_id: int) -> Order:
@@ -116,14 +94,11 @@ def customer_order(*, customer: User, order_id: int) -> Order:
     low, high = connection.ops.integer_field_range(Order._meta.pk.get_internal_type())
     if not low <= order_id <= high:  # no such row (the ORM's filter finds none either)
         raise Order.DoesNotExist("No such order of this customer.")
-    (order_statement, order_params), (changes_statement, changes_params) = (
-        _customer_order_statements()
-    )
-    values = {_ANY_CUSTOMER_ID: customer.pk, _ANY_ORDER_ID: order_id}
-    order = next(iter(order_statement.instances(_bound(order_params, values))), None)
+    order_query, changes_query = _customer_order_queries()
+    order = next(iter(order_query.objects(customer=customer.pk, order=order_id)), None)
     if order is None:
         raise Order.DoesNotExist("No such order of this customer.")
-    changes = changes_statement.instances(_bound(changes_params, values))
+    changes = changes_query.objects(order=order_id)
     for change in changes:
         change.order = order
     # As prefetch_related leaves them: order.status_changes.all() reads these, no query.

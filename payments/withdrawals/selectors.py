@@ -13,11 +13,11 @@ from django.db.models import Count, JSONField, OuterRef, Prefetch, QuerySet, Sub
 from django.utils.translation import gettext_lazy as _
 
 from accounts.models import User
+from accounts.statements import CompiledQuery
 from rental.money import usd
 
 from ..chain.networks import all_networks
 from ..chain.withdrawal_check import CHECK_EVENT, CheckResult, check_message, token_text
-from ..compiled import CompiledQuery
 from ..models import (
     WITHDRAWAL_PENDING_STATUSES,
     WITHDRAWAL_TRANSITIONS,

@@ -170,7 +170,7 @@ def confirm(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def order_list(request: HttpRequest) -> HttpResponse:
-    orders = selectors.CustomerOrderPages(customer=request.user)
+    orders = selectors.customer_order_pages(customer=request.user)
     page = Paginator(orders, ORDERS_PER_PAGE).get_page(ascii_int(request.GET.get("page")))
     return render(request, "rental/order_list.html", {"orders": page.object_list, "page": page})
 

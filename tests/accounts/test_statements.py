@@ -1,22 +1,23 @@
-"""accounts.statements.RawStatement: the instances it builds from its kept plan are the ones
-`raw()` builds (field values with their converters applied, annotations), query after query;
-the user with their roles and the customer's order are loaded through it."""
+"""accounts.statements.CompiledQuery: compiled once, run with new values, it builds the instances
+the queryset builds (field values with their converters applied, annotations), query after
+query; the user with their roles and the customer's order are loaded through it."""
 
 import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from accounts.auth_backends import AuthenticationBackend
 from accounts.roles import FINANCE, has_role
-from accounts.statements import RawStatement
+from accounts.statements import CompiledQuery
 from rental import selectors
 from rental.models import Host, Order
 from tests.conftest import set_stock
 
 pytestmark = pytest.mark.django_db
 
-HOSTS_SQL = "SELECT *, cards * 2 AS twice FROM rental_host WHERE gpu_model_id = %s ORDER BY id"
+ANY_MODEL = -7_001  # stands for the GPU model's id while compiling
 
 
 def values_of(instance) -> dict:
@@ -25,21 +26,27 @@ def values_of(instance) -> dict:
     }
 
 
-def test_kept_plans_build_what_raw_builds(catalogue):
-    hosts = set_stock(catalogue["h100"], 20)  # more than one host
+def test_a_compiled_query_builds_what_the_queryset_builds(catalogue):
+    hosts = set_stock(catalogue["h100"], 20)
     Host.objects.filter(pk=hosts[0].pk).update(cards_seen=[{"index": 0, "name": "H100"}])
-    statement = RawStatement(Host, HOSTS_SQL)
-    expected = list(Host.objects.raw(HOSTS_SQL, [catalogue["h100"].pk]))
-    for _ in range(3):  # the first through raw(), the next from the kept plan
-        found = statement.instances([catalogue["h100"].pk])
+
+    def hosts_of(model_id):
+        return Host.objects.filter(gpu_model_id=model_id).annotate(twice=F("cards") * 2)
+
+    query = CompiledQuery(hosts_of(ANY_MODEL).order_by("pk"), model=ANY_MODEL)
+    expected = list(hosts_of(catalogue["h100"].pk).order_by("pk"))
+    for _ in range(3):
+        found = query.objects(model=catalogue["h100"].pk)
         assert [values_of(host) for host in found] == [values_of(host) for host in expected]
         assert [host.twice for host in found] == [host.cards * 2 for host in expected]
         assert found[0].cards_seen == [{"index": 0, "name": "H100"}]  # JSON, converted
         assert all(not host._state.adding and host._state.db == "default" for host in found)
-    assert statement.instances([-1]) == []
+    assert query.objects(model=-1) == []
+    with pytest.raises(ValueError, match="no parameter"):
+        CompiledQuery(hosts_of(ANY_MODEL), other=-7_002)
 
 
-def test_the_user_with_roles_and_the_order_come_through_kept_plans(
+def test_the_user_with_roles_and_the_order_come_through_compiled_queries(
     catalogue, customer, place_order
 ):
     set_stock(catalogue["h100"], 2)

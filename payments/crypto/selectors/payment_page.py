@@ -13,10 +13,10 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from accounts.models import User
+from accounts.statements import CompiledQuery
 
 from ...chain.networks import Network, all_networks
 from ...chain.selectors import token_amount
-from ...compiled import CompiledQuery
 from ...models import (
     DECLARABLE_STATUSES,
     FINAL_STATUSES,

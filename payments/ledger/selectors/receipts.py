@@ -12,10 +12,10 @@ from django.utils.formats import date_format, number_format
 from django.utils.translation import gettext
 
 from accounts.models import User
+from accounts.statements import CompiledPages, CompiledQuery
 from rental.models import Order
 
 from ...chain.selectors import network_name
-from ...compiled import CompiledPages, CompiledQuery
 from ...models import LedgerTransaction, Receipt, TransactionKind
 
 

@@ -10,9 +10,9 @@ from django.db.models.functions import Coalesce, RowNumber
 from django.utils.translation import gettext
 
 from accounts.models import User
+from accounts.statements import CompiledPages, CompiledQuery
 from rental.models import OrderExtension
 
-from ...compiled import CompiledPages, CompiledQuery
 from ...models import (
     LedgerAccount,
     LedgerAccountKind,
