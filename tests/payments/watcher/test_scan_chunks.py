@@ -1,0 +1,77 @@
+"""A scan filters the node's answer chunk by chunk (only our logs outlive their chunk), with the
+cycle collector paused while it runs and restored after, also when the node fails."""
+
+import gc
+
+import pytest
+
+from payments.chain import scanning
+from payments.chain.rpc import ChainClient, RpcError
+from payments.models import ChainTransfer, CryptoPayment, PaymentStatus
+
+from .test_scan_reads import _scan_counting
+
+STRANGER = "0x00000000000000000000000000000000000b0b01"
+
+
+def test_our_transfers_in_several_chunks_among_others_are_all_stored(
+    chain, top_up_payment, scan, pay, monkeypatch, settings
+):
+    settings.PAYMENT_CONFIRMATIONS = {**settings.PAYMENT_CONFIRMATIONS, "local": 50}
+    first, second = top_up_payment("20.00"), top_up_payment("30.00")
+    half = int(first.amount_due_units) // 2
+    pay(first, half)
+    chain.transfer(STRANGER, 7_000_000)  # someone else's transfer of the token
+    chain.mine(3)
+    pay(second)
+    pay(first, int(first.amount_due_units) - half)  # the same address, paid in a later chunk
+    chain.transfer(STRANGER, 9_000_000)
+    chain.mine(1)
+    monkeypatch.setattr(scanning, "MAX_CHUNK", 2)
+
+    report, requests, _ = _scan_counting(scan, monkeypatch)
+
+    assert [method for method, _ in requests].count("eth_getLogs") >= 4  # several chunks
+    assert report.stored == 3
+    stored = ChainTransfer.objects.order_by("block_number")
+    assert [t.payment_id for t in stored] == [first.pk, second.pk, first.pk]
+    assert not ChainTransfer.objects.filter(to_address__iexact=STRANGER).exists()
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, first.seen_units) == (PaymentStatus.DETECTED, first.amount_due_units)
+    assert (second.status, second.seen_units) == (PaymentStatus.DETECTED, second.amount_due_units)
+
+
+def test_the_collector_is_paused_during_a_scan_and_restored_after(
+    chain, top_up_payment, scan, pay, monkeypatch
+):
+    payment = top_up_payment("12.00")
+    pay(payment)
+    chain.mine(1)
+    read = ChainClient.transfer_logs
+    during = []
+
+    def reading(client, **kwargs):
+        during.append(gc.isenabled())
+        return read(client, **kwargs)
+
+    monkeypatch.setattr(ChainClient, "transfer_logs", reading)
+    assert gc.isenabled()
+    assert scan().stored == 1
+    assert during == [False]
+    assert gc.isenabled()
+
+    gc.disable()  # a caller that had it off keeps it off
+    try:
+        scan()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert CryptoPayment.objects.get(pk=payment.pk).status != PaymentStatus.AWAITING
+
+
+def test_the_collector_is_back_when_the_node_cannot_be_read(db, settings):
+    settings.PAYMENT_RPC_URLS = {**settings.PAYMENT_RPC_URLS, "local": "http://127.0.0.1:9/"}
+    with pytest.raises(RpcError):
+        scanning.scan_network(network_key="local")
+    assert gc.isenabled()
