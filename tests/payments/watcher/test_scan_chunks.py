@@ -75,3 +75,28 @@ def test_the_collector_is_back_when_the_node_cannot_be_read(db, settings):
     with pytest.raises(RpcError):
         scanning.scan_network(network_key="local")
     assert gc.isenabled()
+
+
+def test_recipients_are_matched_whatever_the_case_of_the_topics_hex(chain, top_up_payment):
+    from payments.chain.networks import TRANSFER_TOPIC
+    from payments.chain.rpc import transfer_recipients
+    from payments.chain.storing import recipients
+
+    payment = top_up_payment("10.00")
+    address = payment.deposit_address.address  # checksummed, as stored
+    upper = "0x" + "0" * 24 + address.removeprefix("0x").upper()
+    other = "0x" + "0" * 24 + STRANGER.removeprefix("0x")
+    logs = [
+        {"topics": [TRANSFER_TOPIC, other, upper]},
+        {"topics": [TRANSFER_TOPIC.upper().replace("0X", "0x"), other, upper.lower()]},
+        {"topics": [TRANSFER_TOPIC, other, other]},
+        {"topics": [TRANSFER_TOPIC, other, upper], "removed": True},  # reorganised away
+        {"topics": [TRANSFER_TOPIC, other, upper, "0x01"]},  # an ERC-721 Transfer
+    ]
+    paid = transfer_recipients(logs)
+    assert paid == [address.lower(), address.lower(), STRANGER, None, None]
+
+    found = recipients(set(paid) - {None})
+    assert {lower: (r.address, r.payment_id) for lower, r in found.items()} == {
+        address.lower(): (address, payment.pk)
+    }
