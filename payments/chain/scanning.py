@@ -28,6 +28,8 @@ another block moves there; a confirmed transfer whose block is gone is reversed
 (payments.chain.confirming.transfers_reversed).
 """
 
+import os
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -83,27 +85,67 @@ class ScanReport:
 # ---------------------------------------------------------------------------- reading
 
 
-def _chunks(client: ChainClient, start: int, end: int, *, to_address=None, lease=None, raw=False):
+_reader_owner: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _reader() -> ThreadPoolExecutor:
+    """This process's one reading thread (made after a fork, not inherited): it keeps its own
+    kept-alive HTTP session (rpc._session) from one scan to the next."""
+    global _reader_owner
+    if _reader_owner is None or _reader_owner[0] != os.getpid():
+        _reader_owner = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="chain-reader"))
+    return _reader_owner[1]
+
+
+def _chunks(
+    client: ChainClient,
+    start: int,
+    end: int,
+    *,
+    to_address=None,
+    lease=None,
+    raw=False,
+    ahead=False,
+):
     """Transfer logs of the configured tokens in [start, end], one chunk of MAX_CHUNK blocks
     at a time (TransferLogs, or with `raw` as the node sent them), the chunk halved while the
-    provider refuses the range; the lease is renewed between chunks."""
+    provider refuses the range; the lease is renewed between chunks. With `ahead`, the next
+    chunk is asked of the node (on the reading thread, which touches no database) while the
+    caller works on this one: the node's time to answer hides the caller's."""
     chunk, block = MAX_CHUNK, start
     options = {"raw": True} if raw else {}
-    while block <= end:
-        if lease is not None:
-            lease.renew()
-        last = min(block + chunk - 1, end)
-        try:
-            found = client.transfer_logs(
-                from_block=block, to_block=last, to_address=to_address, **options
-            )
-        except RangeTooLarge:
-            if chunk == 1:
-                raise
-            chunk = max(1, chunk // 2)
-            continue
-        yield found
-        block = last + 1
+
+    def ask(first: int, last: int):
+        return client.transfer_logs(
+            from_block=first, to_block=last, to_address=to_address, **options
+        )
+
+    pending: tuple[int, int, Future] | None = None
+    try:
+        while block <= end:
+            if lease is not None:
+                lease.renew()
+            last = min(block + chunk - 1, end)
+            asked, pending = pending, None
+            try:
+                if asked is not None and asked[:2] == (block, last):
+                    found = asked[2].result()
+                else:
+                    found = ask(block, last)
+            except RangeTooLarge:
+                if chunk == 1:
+                    raise
+                chunk = max(1, chunk // 2)
+                continue
+            if ahead and last < end:
+                following = (last + 1, min(last + chunk, end))
+                pending = (*following, _reader().submit(ask, *following))
+            yield found
+            block = last + 1
+    finally:
+        if pending is not None:
+            pending[2].cancel()
+            wait([pending[2]])  # a request under way finishes (its own timeout) before we go
 
 
 def _read_logs(
@@ -129,10 +171,10 @@ def _read_ours(
     addresses: each chunk's recipients are looked up as it arrives and only our logs are kept,
     so a busy token's thousands of other logs leave with their chunk (held all at once, they
     outlived three of the cycle collector's young generations and were walked again at each:
-    bench/watcher.py)."""
+    bench/watcher.py); the node reads the next chunk meanwhile (_chunks' `ahead`)."""
     logs: list[TransferLog] = []
     ours: dict[str, Recipient] = {}
-    for found in _chunks(client, start, end, lease=lease, raw=True):
+    for found in _chunks(client, start, end, lease=lease, raw=True, ahead=True):
         paid = transfer_recipients(found)
         here = recipients(set(paid) - {None})
         if here:

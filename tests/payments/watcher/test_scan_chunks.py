@@ -6,7 +6,7 @@ import gc
 import pytest
 
 from payments.chain import scanning
-from payments.chain.rpc import ChainClient, RpcError
+from payments.chain.rpc import ChainClient, RangeTooLarge, RpcError
 from payments.models import ChainTransfer, CryptoPayment, PaymentStatus
 
 from .test_scan_reads import _scan_counting
@@ -100,3 +100,59 @@ def test_recipients_are_matched_whatever_the_case_of_the_topics_hex(chain, top_u
     assert {lower: (r.address, r.payment_id) for lower, r in found.items()} == {
         address.lower(): (address, payment.pk)
     }
+
+
+def test_the_next_chunk_is_asked_of_the_node_while_the_scan_sorts_this_one(
+    chain, top_up_payment, scan, pay, monkeypatch
+):
+    import threading
+
+    from payments.chain import storing
+
+    payment = top_up_payment("11.00")
+    chain.mine(4)
+    pay(payment)
+    chain.mine(1)
+    monkeypatch.setattr(scanning, "MAX_CHUNK", 2)
+    read, lookup = ChainClient.transfer_logs, storing.recipients
+    asked, second_asked, overlapped = [], threading.Event(), []
+
+    def reading(client, **kwargs):
+        asked.append((kwargs["from_block"], threading.current_thread().name))
+        if len(asked) == 2:
+            second_asked.set()
+        return read(client, **kwargs)
+
+    def looking_up(candidates):
+        if not overlapped:  # the first chunk's recipients: is the second chunk under way?
+            overlapped.append(second_asked.wait(timeout=10))
+        return lookup(candidates)
+
+    monkeypatch.setattr(ChainClient, "transfer_logs", reading)
+    monkeypatch.setattr(scanning, "recipients", looking_up)
+    assert scan().stored == 1
+    assert overlapped == [True]  # asked before the first chunk's lookup went on
+    assert asked[1][1].startswith("chain-reader")
+    blocks = [block for block, _ in asked]
+    assert blocks == sorted(blocks) and len(set(blocks)) == len(blocks)  # each chunk once
+
+
+class Provider:
+    """A stand-in at the boundary (anvil has no range limit): refuses a range wider than 300
+    blocks, or 100 from block 3000 on, as providers do on busier stretches."""
+
+    def __init__(self):
+        self.answered: list[tuple[int, int]] = []
+
+    def transfer_logs(self, *, from_block: int, to_block: int, to_address=None):
+        if to_block - from_block + 1 > (100 if to_block >= 3000 else 300):
+            raise RangeTooLarge("query returned more than 10000 results")
+        self.answered.append((from_block, to_block))
+        return list(range(from_block, to_block + 1))
+
+
+def test_a_chunk_read_ahead_and_refused_is_halved_and_no_block_is_skipped():
+    provider = Provider()
+    blocks = [b for found in scanning._chunks(provider, 0, 4999, ahead=True) for b in found]
+    assert blocks == list(range(5000))  # every block once, in order
+    assert max(b - a + 1 for a, b in provider.answered if b >= 3000) <= 100
