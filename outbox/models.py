@@ -19,16 +19,20 @@ from django.utils.translation import gettext_lazy as _
 class OutboxEvent(models.Model):
     event_id = models.UUIDField(_("event id"), default=uuid.uuid4, unique=True, editable=False)
     event_type = models.CharField(_("type"), max_length=40)
+    # Indexed by outbox_account_recent (account, -created_at), which also serves the cascade
+    # from a deleted account: an index of its own cost every event a write for nothing.
     account = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.CASCADE,
         related_name="outbox_events",
         verbose_name=_("account"),
+        db_index=False,
     )
     payload = models.JSONField(_("data"), encoder=DjangoJSONEncoder)
     # At most one event per key, for events that are not a row's change of state (a reminder
     # is decided by a periodic tick that may run many times): the second emit writes nothing.
-    once_key = models.CharField(_("once key"), max_length=100, null=True, blank=True, unique=True)
+    # Unique where set (outbox_once_key): most events have none, and are in no index of it.
+    once_key = models.CharField(_("once key"), max_length=100, null=True, blank=True)
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     dispatched_at = models.DateTimeField(_("dispatched"), null=True, blank=True)
     # The events of one transaction carry one token, the argument of its one dispatch task
@@ -50,6 +54,11 @@ class OutboxEvent(models.Model):
                 fields=("dispatch_batch",),
                 name="outbox_batch_undispatched",
                 condition=Q(dispatched_at__isnull=True),
+            ),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=("once_key",), name="outbox_once_key", condition=Q(once_key__isnull=False)
             ),
         ]
 

@@ -538,7 +538,9 @@ class ChainTransfer(models.Model):
     block_timestamp = models.DateTimeField(_("block time"))
     token_address = models.CharField(_("token contract"), max_length=42)
     from_address = models.CharField(_("from"), max_length=42)
-    to_address = models.CharField(_("to"), max_length=42, db_index=True)
+    # Not indexed: transfers are found by payment, block and hash, never by address (a scan
+    # wrote two index entries a transfer for it: the column and its LIKE twin).
+    to_address = models.CharField(_("to"), max_length=42)
     amount_units = models.DecimalField(_("amount (units)"), **TOKEN_UNITS)
     payment = models.ForeignKey(
         CryptoPayment,

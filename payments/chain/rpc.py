@@ -4,8 +4,14 @@ Plain JSON-RPC over one kept-alive HTTP session per thread and URL: the watcher 
 fields of each log and block, so it decodes them itself from the node's hex (web3's result
 formatters and checksummed addresses cost more than the node spends answering). Several calls
 go out as one JSON-RPC batch where the node accepts them together (block hashes).
+
+The node's answer is decoded with the cycle collector paused (collector_paused): an
+eth_getLogs answer of a busy token is tens of thousands of dicts and lists, none of them in a
+cycle, which set off collections that walked them all again (bench/watcher.py). A scan
+runs whole with it paused (payments.chain.scanning.scan_network).
 """
 
+import gc
 import os
 import threading
 from dataclasses import dataclass
@@ -61,6 +67,20 @@ class Block:
     hash: str  # lower-case 0x hex
     parent_hash: str
     timestamp: int
+
+
+class collector_paused:
+    """The cycle collector off for a block that builds many objects and no cycle (a node's
+    JSON answer), then back as it was. Process-wide: another thread's garbage waits for the
+    next collection, nothing is lost."""
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc) -> None:
+        if self.was_enabled:
+            gc.enable()
 
 
 def _topic_address(topic: str) -> str:
@@ -119,7 +139,8 @@ class ChainClient:
         except requests.RequestException as exc:
             raise RpcError(f"{type(exc).__name__}: {exc}"[:500]) from exc
         try:
-            body = response.json()
+            with collector_paused():
+                body = response.json()
         except ValueError:
             body = None
         if response.status_code == 429:
@@ -290,19 +311,15 @@ def transfer_recipients(logs: list[dict]) -> list[str | None]:
     """For each raw log, the lower-case address it pays when it is an ERC-20 Transfer, else
     None: one pass over a token's thousands of logs, building nothing (parse_transfer is for the
     few that are ours)."""
-    found: list[str | None] = []
-    append = found.append
-    for log in logs:
-        topics = log.get("topics") or ()
-        if (
-            len(topics) == 3
-            and (topics[0] == TRANSFER_TOPIC or topics[0].lower() == TRANSFER_TOPIC)
-            and not log.get("removed")
-        ):
-            append("0x" + topics[2][-40:].lower())
-        else:
-            append(None)
-    return found
+    topic = TRANSFER_TOPIC
+    return [
+        "0x" + topics[2][-40:].lower()
+        if len(topics := log.get("topics") or ()) == 3
+        and (topics[0] == topic or topics[0].lower() == topic)
+        and not log.get("removed")
+        else None
+        for log in logs
+    ]
 
 
 def parse_transfer(log: dict) -> TransferLog | None:

@@ -28,6 +28,8 @@ another block moves there; a confirmed transfer whose block is gone is reversed
 (payments.chain.confirming.transfers_reversed).
 """
 
+import os
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -46,8 +48,17 @@ from ..models import (
 from .confirming import confirm_transfers, transfers_reversed
 from .lease import Lease, LeaseLost, claim, lease_duration
 from .networks import HEAD_LAG, Network, get_network
-from .rpc import Block, ChainClient, RangeTooLarge, RpcError, parse_transfer, transfer_recipients
-from .storing import checkpoint, prune_blocks, recipients, store_transfers
+from .rpc import (
+    Block,
+    ChainClient,
+    RangeTooLarge,
+    RpcError,
+    TransferLog,
+    collector_paused,
+    parse_transfer,
+    transfer_recipients,
+)
+from .storing import Recipient, checkpoint, prune_blocks, recipients, store_transfers
 
 __all__ = ["Lease", "LeaseLost", "claim", "lease_duration", "scan_network", "payment_check"]
 
@@ -74,6 +85,69 @@ class ScanReport:
 # ---------------------------------------------------------------------------- reading
 
 
+_reader_owner: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _reader() -> ThreadPoolExecutor:
+    """This process's one reading thread (made after a fork, not inherited): it keeps its own
+    kept-alive HTTP session (rpc._session) from one scan to the next."""
+    global _reader_owner
+    if _reader_owner is None or _reader_owner[0] != os.getpid():
+        _reader_owner = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="chain-reader"))
+    return _reader_owner[1]
+
+
+def _chunks(
+    client: ChainClient,
+    start: int,
+    end: int,
+    *,
+    to_address=None,
+    lease=None,
+    raw=False,
+    ahead=False,
+):
+    """Transfer logs of the configured tokens in [start, end], one chunk of MAX_CHUNK blocks
+    at a time (TransferLogs, or with `raw` as the node sent them), the chunk halved while the
+    provider refuses the range; the lease is renewed between chunks. With `ahead`, the next
+    chunk is asked of the node (on the reading thread, which touches no database) while the
+    caller works on this one: the node's time to answer hides the caller's."""
+    chunk, block = MAX_CHUNK, start
+    options = {"raw": True} if raw else {}
+
+    def ask(first: int, last: int):
+        return client.transfer_logs(
+            from_block=first, to_block=last, to_address=to_address, **options
+        )
+
+    pending: tuple[int, int, Future] | None = None
+    try:
+        while block <= end:
+            if lease is not None:
+                lease.renew()
+            last = min(block + chunk - 1, end)
+            asked, pending = pending, None
+            try:
+                if asked is not None and asked[:2] == (block, last):
+                    found = asked[2].result()
+                else:
+                    found = ask(block, last)
+            except RangeTooLarge:
+                if chunk == 1:
+                    raise
+                chunk = max(1, chunk // 2)
+                continue
+            if ahead and last < end:
+                following = (last + 1, min(last + chunk, end))
+                pending = (*following, _reader().submit(ask, *following))
+            yield found
+            block = last + 1
+    finally:
+        if pending is not None:
+            pending[2].cancel()
+            wait([pending[2]])  # a request under way finishes (its own timeout) before we go
+
+
 def _read_logs(
     client: ChainClient,
     start: int,
@@ -81,28 +155,32 @@ def _read_logs(
     *,
     to_address: str | None = None,
     lease: Lease | None = None,
-    raw: bool = False,
-) -> list:
-    """Transfer logs of the configured tokens in [start, end] (TransferLogs, or with `raw` as
-    the node sent them), in chunks of MAX_CHUNK blocks, halved while the provider refuses the
-    range; the lease is renewed between chunks."""
-    logs, chunk, block = [], MAX_CHUNK, start
-    options = {"raw": True} if raw else {}
-    while block <= end:
-        if lease is not None:
-            lease.renew()
-        last = min(block + chunk - 1, end)
-        try:
-            logs += client.transfer_logs(
-                from_block=block, to_block=last, to_address=to_address, **options
-            )
-        except RangeTooLarge:
-            if chunk == 1:
-                raise
-            chunk = max(1, chunk // 2)
-            continue
-        block = last + 1
+) -> list[TransferLog]:
+    """Every Transfer log of the configured tokens in [start, end] (to `to_address` alone
+    when given), parsed."""
+    logs: list[TransferLog] = []
+    for found in _chunks(client, start, end, to_address=to_address, lease=lease):
+        logs += found
     return logs
+
+
+def _read_ours(
+    client: ChainClient, start: int, end: int, *, lease: Lease
+) -> tuple[list[TransferLog], dict[str, Recipient]]:
+    """The Transfer logs in [start, end] to our deposit addresses, parsed, and those
+    addresses: each chunk's recipients are looked up as it arrives and only our logs are kept,
+    so a busy token's thousands of other logs leave with their chunk (held all at once, they
+    outlived three of the cycle collector's young generations and were walked again at each:
+    bench/watcher.py); the node reads the next chunk meanwhile (_chunks' `ahead`)."""
+    logs: list[TransferLog] = []
+    ours: dict[str, Recipient] = {}
+    for found in _chunks(client, start, end, lease=lease, raw=True, ahead=True):
+        paid = transfer_recipients(found)
+        here = recipients(set(paid) - {None})
+        if here:
+            ours |= here
+            logs += [parse_transfer(log) for log, to in zip(found, paid, strict=True) if to in here]
+    return logs, ours
 
 
 def earliest_watched_block(network_key: str, *, end: int) -> int | None:
@@ -160,7 +238,17 @@ def scan_network(*, network_key: str) -> ScanReport:
     our deposit addresses, advance the cursor, then confirm what has N confirmations.
 
     Raises RpcError when the node cannot be read (nothing is written, the cursor stays).
+
+    The cycle collector is paused for the scan (rpc.collector_paused): the node's answers and
+    the rows written are thousands of short-lived objects and no cycles, and a collection
+    during a scan walked them for nothing (bench/watcher.py); what a scan leaves in a cycle is
+    collected after it.
     """
+    with collector_paused():
+        return _scan(network_key)
+
+
+def _scan(network_key: str) -> ScanReport:
     report = ScanReport(network=network_key)
     network = get_network(network_key)
     claimed = claim(network_key)
@@ -190,10 +278,7 @@ def scan_network(*, network_key: str) -> ScanReport:
         logs, ours = [], {}
         if start <= end:
             # Only the logs to our addresses are parsed (a busy token has thousands of others).
-            found = _read_logs(client, start, end, lease=lease, raw=True)
-            paid = transfer_recipients(found)
-            ours = recipients(set(paid) - {None})
-            logs = [parse_transfer(log) for log, to in zip(found, paid, strict=True) if to in ours]
+            logs, ours = _read_ours(client, start, end, lease=lease)
             # Current block hashes (once the read is checked below), for the confirmations.
             known_hashes = {log.block_number: log.block_hash for log in logs}
             known_hashes[end] = end_hash

@@ -62,7 +62,8 @@ def recipients(candidates: set[str]) -> dict[str, Recipient]:
         sql = (
             "SELECT lower(a.address), a.address, p.id, p.expires_at"  # noqa: S608
             f" FROM {DepositAddress._meta.db_table} a LEFT JOIN {CryptoPayment._meta.db_table} p"
-            f" ON p.{link} = a.id WHERE lower(a.address) = ANY(string_to_array(%s, ','))"
+            f" ON p.{link} = a.id JOIN unnest(string_to_array(%s, ',')) AS c(address)"
+            " ON lower(a.address) = c.address"
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, [",".join(candidates)])
