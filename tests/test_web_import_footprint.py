@@ -3,9 +3,10 @@ worker (scanning, confirming) and for opening a payment, not for showing pages. 
 kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay.py). Nor, for
 the pages, the chain's HTTP client (requests), the API's libraries (Django REST framework's
 views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
-under /api/, config/deferred.py) or allauth's WebAuthn (fido2: config/lazy_modules.py); the API
-and its schema load them when asked. The payment page's QR code library (segno) is loaded by
-the first payment page that draws one.
+under /api/, config/deferred.py), allauth's WebAuthn (fido2: config/lazy_modules.py) or
+redis-py's asyncio client (the cache is synchronous); the API and its schema load them when
+asked. The payment page's QR code library (segno) is loaded by the first payment page that
+draws one.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -39,8 +40,16 @@ API_LIBRARIES = (
 MFA_LIBRARIES = ("fido2",)
 # The chain's JSON-RPC client (payments/chain/rpc.py): for the watcher and the checks.
 HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
+# redis-py's asyncio client (its package's __init__ is deferred: config/lazy_modules.py) and
+# Django's humanize (no template loads it; not an installed app).
+UNUSED_LIBRARIES = ("redis.asyncio.client", "redis.asyncio.cluster", "django.contrib.humanize")
 PAGE_FREE_LIBRARIES = (
-    CHAIN_LIBRARIES + CELERY_LIBRARIES + API_LIBRARIES + MFA_LIBRARIES + HTTP_CLIENT_LIBRARIES
+    CHAIN_LIBRARIES
+    + CELERY_LIBRARIES
+    + API_LIBRARIES
+    + MFA_LIBRARIES
+    + HTTP_CLIENT_LIBRARIES
+    + UNUSED_LIBRARIES
 )
 # The payment page's QR code (segno, which brings xml.sax): drawn only there.
 QR_LIBRARIES = ("segno", "xml.sax")
