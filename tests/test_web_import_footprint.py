@@ -5,8 +5,9 @@ the pages, the chain's HTTP client (requests), the API's libraries (Django REST 
 views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
 under /api/, config/deferred.py), allauth's WebAuthn (fido2: config/lazy_modules.py) or
 redis-py's asyncio client (the cache is synchronous); the API and its schema load them when
-asked. The payment page's QR code library (segno) is loaded by the first payment page that
-draws one.
+asked. Nor the staff's views (operators, finance, withdrawals): a view's module is imported by
+its first request (config/lazy_views.py). The payment page's QR code library (segno) is loaded
+by the first payment page that draws one.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -43,6 +44,14 @@ HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
 # redis-py's asyncio client (its package's __init__ is deferred: config/lazy_modules.py) and
 # Django's humanize (no template loads it; not an installed app).
 UNUSED_LIBRARIES = ("redis.asyncio.client", "redis.asyncio.cluster", "django.contrib.humanize")
+# The staff's views: the URLconfs name views that their first request imports
+# (config/lazy_views.py).
+STAFF_VIEWS = (
+    "rental.views.ops",
+    "payments.crypto.views.ops",
+    "payments.finance.views",
+    "payments.withdrawals.views",
+)
 PAGE_FREE_LIBRARIES = (
     CHAIN_LIBRARIES
     + CELERY_LIBRARIES
@@ -50,6 +59,7 @@ PAGE_FREE_LIBRARIES = (
     + MFA_LIBRARIES
     + HTTP_CLIENT_LIBRARIES
     + UNUSED_LIBRARIES
+    + STAFF_VIEWS
 )
 # The payment page's QR code (segno, which brings xml.sax): drawn only there.
 QR_LIBRARIES = ("segno", "xml.sax")
