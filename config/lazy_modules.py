@@ -6,12 +6,12 @@ a web worker), at startup even where WebAuthn is not one of MFA_SUPPORTED_TYPES;
 (importlib's LazyLoader), a process loads them only if WebAuthn is used.
 
 A package can have only its `__init__` deferred (`defer_package_init`): the package is in
-sys.modules with its `__path__`, so its submodules import as usual, and the `__init__` runs on
-the first attribute asked of the package itself. LazyLoader cannot do that: importing a
-submodule reads the package's `__path__`, which runs a lazy package at once. redis-py's
-`import redis` imports `redis.asyncio` (its asyncio client, cluster, sentinel and connections:
-about 2 MB of a web worker) and one module of its synchronous commands imports a submodule of
-it; the cache's synchronous client never asks `redis.asyncio` for anything.
+sys.modules with its `__path__`, so its submodules import as usual (also as `from package
+import submodule`), and the `__init__` runs on the first other name asked of the package.
+LazyLoader cannot do that: importing a submodule reads the package's `__path__`, which runs a
+lazy package at once. redis-py's `import redis` imports its asyncio client, cluster, sentinel
+and keyspace notifications (about 3 MB of a web worker), which the cache's synchronous client
+(config/cache.py, which takes its classes from their modules) never uses.
 
 The rest of what web workers leave out is in config/deferred.py. Standard library only: this
 runs before the settings.
@@ -39,6 +39,15 @@ class _DeferredInitLoader(importlib.abc.Loader):
         loader, lock = self.loader, self.lock
 
         def __getattr__(name):
+            # A submodule is imported as `from package import submodule` would without the
+            # `__init__` (redis.client's own `from redis import _himport_exec`).
+            if not name.startswith("__"):
+                try:
+                    spec = importlib.util.find_spec(f"{module.__name__}.{name}")
+                except (ImportError, ValueError):
+                    spec = None
+                if spec is not None:
+                    return importlib.import_module(f"{module.__name__}.{name}")
             with lock:
                 if module.__dict__.get("__getattr__") is __getattr__:
                     del module.__getattr__  # the package's own, if any, replaces it

@@ -1,7 +1,8 @@
 """config/lazy_modules.py's deferred package `__init__`: the package's submodules import as
 usual, its `__init__` runs on the first name asked of the package, and then the package is the
-one its `__init__` makes. redis-py's asyncio package is deferred so: `import redis` and the
-synchronous client (the cache) leave it unrun; asking it for its client runs it.
+one its `__init__` makes. redis-py's package and its asyncio package are deferred so: the cache
+(config/cache.py) takes its classes from their modules and leaves both unrun; asking either
+for a name runs it (kombu's `redis.Redis`, an asyncio client).
 
 Each case runs in a fresh interpreter: deferring has to happen before the first import."""
 
@@ -43,6 +44,7 @@ def test_the_init_runs_on_the_first_name_asked_and_not_for_a_submodule(tmp_path)
         defer_package_init(["deferred_pkg"])
         import deferred_pkg
         from deferred_pkg.part import VALUE
+        from deferred_pkg import part
         before = builtins.INIT_RUNS
         name = deferred_pkg.NAME
         from deferred_pkg import VALUE as again
@@ -51,7 +53,8 @@ def test_the_init_runs_on_the_first_name_asked_and_not_for_a_submodule(tmp_path)
         except AttributeError:
             missing = "AttributeError"
         print(json.dumps({
-            "runs before a name": before, "submodule": VALUE, "name": name, "again": again,
+            "runs before a name": before, "submodule": VALUE, "from import": part.VALUE,
+            "name": name, "again": again,
             "runs": builtins.INIT_RUNS, "missing": missing,
             "hook left": "__getattr__" in vars(deferred_pkg),
         }))
@@ -62,6 +65,7 @@ def test_the_init_runs_on_the_first_name_asked_and_not_for_a_submodule(tmp_path)
     assert report == {
         "runs before a name": 0,
         "submodule": 42,
+        "from import": 42,
         "name": "from init",
         "again": 42,
         "runs": 1,
@@ -97,31 +101,41 @@ def test_an_init_that_fails_fails_again_when_asked_again(tmp_path):
     assert report == {"errors": ["not today", "not today"], "runs": 2}
 
 
-def test_redis_loads_without_its_asyncio_client_until_asked():
+def test_the_cache_loads_redis_without_its_other_clients_until_asked():
     report = run_fresh(
         """
         import json, sys
         import config  # installs the deferrals, as every process of the project does
+        from config.cache import RedisCache
+        cache = RedisCache("redis://127.0.0.1:1/0", {})
+        client = cache._cache.get_client()
+        def loaded():
+            return sorted(
+                name for name in sys.modules
+                if name.startswith(("redis.asyncio.", "redis.cluster", "redis.sentinel"))
+            )
+        before = loaded()
         import redis
-        from redis.connection import ConnectionPool
-        client = redis.Redis(connection_pool=ConnectionPool.from_url("redis://127.0.0.1:1/0"))
-        loaded = sorted(name for name in sys.modules if name.startswith("redis.asyncio."))
         from redis.asyncio import Redis
         from redis.asyncio.client import Redis as ClientRedis
         print(json.dumps({
-            "asyncio modules before": loaded,
-            "same class": Redis is ClientRedis is redis.asyncio.Redis,
+            "client": type(client).__module__,
+            "loaded before": before,
+            "same class": redis.Redis is type(client)
+            and Redis is ClientRedis is redis.asyncio.Redis,
+            "cluster": redis.RedisCluster.__module__,
             "sentinel": redis.asyncio.Sentinel.__module__,
+            "version": redis.__version__.split(".")[0],
         }))
         """
     )
 
     # redis.commands.core imports redis.asyncio.observability.recorder (a submodule only).
     assert report == {
-        "asyncio modules before": [
-            "redis.asyncio.observability",
-            "redis.asyncio.observability.recorder",
-        ],
+        "client": "redis.client",
+        "loaded before": ["redis.asyncio.observability", "redis.asyncio.observability.recorder"],
         "same class": True,
+        "cluster": "redis.cluster",
         "sentinel": "redis.asyncio.sentinel",
+        "version": "8",
     }

@@ -4,7 +4,7 @@ kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay
 the pages, the chain's HTTP client (requests), the API's libraries (Django REST framework's
 views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
 under /api/, config/deferred.py), allauth's WebAuthn (fido2: config/lazy_modules.py) or
-redis-py's asyncio client (the cache is synchronous); the API and its schema load them when
+redis-py's asyncio, cluster and sentinel clients; the API and its schema load them when
 asked. Nor the staff's views (operators, finance, withdrawals): a view's module is imported by
 its first request (config/lazy_views.py). The payment page's QR code library (segno) is loaded
 by the first payment page that draws one.
@@ -41,9 +41,16 @@ API_LIBRARIES = (
 MFA_LIBRARIES = ("fido2",)
 # The chain's JSON-RPC client (payments/chain/rpc.py): for the watcher and the checks.
 HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
-# redis-py's asyncio client (its package's __init__ is deferred: config/lazy_modules.py) and
-# Django's humanize (no template loads it; not an installed app).
-UNUSED_LIBRARIES = ("redis.asyncio.client", "redis.asyncio.cluster", "django.contrib.humanize")
+# redis-py's asyncio, cluster and sentinel clients (its packages' __init__ are deferred:
+# config/lazy_modules.py; the cache takes its classes from their modules) and Django's humanize
+# (no template loads it; not an installed app).
+UNUSED_LIBRARIES = (
+    "redis.asyncio.client",
+    "redis.asyncio.cluster",
+    "redis.cluster",
+    "redis.sentinel",
+    "django.contrib.humanize",
+)
 # The staff's views: the URLconfs name views that their first request imports
 # (config/lazy_views.py).
 STAFF_VIEWS = (
