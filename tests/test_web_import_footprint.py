@@ -6,8 +6,8 @@ views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the f
 under /api/, config/deferred.py), allauth's WebAuthn (fido2: config/lazy_modules.py) or
 redis-py's asyncio, cluster and sentinel clients; the API and its schema load them when
 asked. Nor the staff's views (operators, finance, withdrawals): a view's module is imported by
-its first request (config/lazy_views.py). The payment page's QR code library (segno) is loaded
-by the first payment page that draws one.
+its first request (config/lazy_views.py); nor the ModelAdmins (config/admin_site.py). The
+payment page's QR code library (segno) is loaded by the first payment page that draws one.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -58,6 +58,9 @@ STAFF_VIEWS = (
     "payments.crypto.views.ops",
     "payments.finance.views",
     "payments.withdrawals.views",
+    # The ModelAdmins: registered by the admin's first use (config/admin_site.py).
+    "rental.admin",
+    "payments.admin",
 )
 PAGE_FREE_LIBRARIES = (
     CHAIN_LIBRARIES

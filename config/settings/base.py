@@ -47,7 +47,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.AdminConfig",  # Django's admin, its ModelAdmins registered on first use
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
