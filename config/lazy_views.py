@@ -17,11 +17,9 @@ populates) taken from the name instead of the view. tests/test_lazy_views.py imp
 the URLconf names, so a misspelt one fails there rather than on its first request.
 """
 
-import sys
-import types
 from importlib import import_module
 
-from django.urls import URLPattern, URLResolver, include
+from django.urls import URLPattern
 from django.urls import path as django_path
 from django.urls.resolvers import RoutePattern
 from django.utils.functional import cached_property
@@ -86,42 +84,3 @@ def path(route, view, kwargs=None, name=None):
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError(f"kwargs argument must be a dict, but got {kwargs.__class__.__name__}.")
     return LazyViewURLPattern(RoutePattern(route, name=name, is_endpoint=True), view, kwargs, name)
-
-
-class _ViewsModule(types.ModuleType):
-    """Stands for a view module while a third-party URLconf is imported: its names are
-    LazyViews of the real module's."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return LazyView(self.__name__, name)
-
-
-def include_with_lazy_views(urlconf: str, view_modules: list[str]):
-    """`include(urlconf)` for a URLconf we do not write (allauth's), whose patterns name views
-    of `view_modules` as `views.name`: those modules are stood in for while the URLconf (and the
-    ones it includes) is imported, so each pattern gets a LazyView, and are imported, for real,
-    by the first request one of their views answers. A module already imported is used as is.
-    tests/test_lazy_views.py checks the patterns against the URLconf imported the usual way."""
-    stand_ins = {name: _ViewsModule(name) for name in view_modules if name not in sys.modules}
-    sys.modules.update(stand_ins)
-    try:
-        module = import_module(urlconf)
-    finally:
-        for name, stand_in in stand_ins.items():
-            if sys.modules.get(name) is stand_in:
-                del sys.modules[name]
-            parent, _, child = name.rpartition(".")
-            if getattr(sys.modules.get(parent), child, None) is stand_in:
-                delattr(sys.modules[parent], child)
-    _lazy_lookup_strings(module.urlpatterns)
-    return include(module)
-
-
-def _lazy_lookup_strings(patterns) -> None:
-    for entry in patterns:
-        if isinstance(entry, URLResolver):
-            _lazy_lookup_strings(entry.url_patterns)
-        elif isinstance(entry, URLPattern) and isinstance(entry.callback, LazyView):
-            entry.__class__ = LazyViewURLPattern

@@ -10,7 +10,6 @@ from django.views import defaults
 from accounts import views as account_views
 from accounts.mfa import has_totp
 from config.deferred import deferred_include
-from config.lazy_views import include_with_lazy_views
 
 admin.site.site_header = _("GPU rental administration")
 admin.site.site_title = _("GPU rental")
@@ -40,22 +39,12 @@ admin.site.has_permission = lambda request: (
     _admin_has_permission(request) and has_totp(request.user)
 )
 
-# The modules allauth's URLconfs take their views from.
-ALLAUTH_VIEW_MODULES = [
-    "allauth.account.views",
-    "allauth.mfa.base.views",
-    "allauth.mfa.recovery_codes.views",
-    "allauth.mfa.totp.views",
-    "allauth.mfa.webauthn.views",
-]
-
 urlpatterns = [
     path("favicon.ico", _favicon),
     # Imported, with the ModelAdmins registered, by the first request under /admin/ (or a
     # reverse("admin:...")): config/admin_site.py.
     deferred_include("admin/", "config.admin_urls", "admin"),
-    # allauth's views imported by the first request each answers (config/lazy_views.py).
-    path("accounts/", include_with_lazy_views("allauth.urls", ALLAUTH_VIEW_MODULES)),
+    path("accounts/", include("allauth.urls")),
     path("account/api-tokens/", include("api.account_urls")),
     path("account/webhooks/", include("api.webhooks.page_urls")),
     path("account/", include("accounts.urls")),
