@@ -1,8 +1,9 @@
 """/account/api-tokens/: the customer's API tokens (included by config/urls.py)."""
 
-from django.urls import path
+from config.lazy_views import path, views_in
 
-from . import views_tokens
+# Imported by the first request one of them answers (config/lazy_views.py).
+views_tokens = views_in("api.views_tokens")
 
 app_name = "api_tokens"
 

@@ -41,7 +41,9 @@ admin.site.has_permission = lambda request: (
 
 urlpatterns = [
     path("favicon.ico", _favicon),
-    path("admin/", admin.site.urls),
+    # Imported, with the ModelAdmins registered, by the first request under /admin/ (or a
+    # reverse("admin:...")): config/admin_site.py.
+    deferred_include("admin/", "config.admin_urls", "admin"),
     path("accounts/", include("allauth.urls")),
     path("account/api-tokens/", include("api.account_urls")),
     path("account/webhooks/", include("api.webhooks.page_urls")),

@@ -1,11 +1,17 @@
-from django.urls import path
+from config.lazy_views import path, views_in
 
-# Each room's views: paths and names are the app's, whichever room serves them.
-from .crypto.views import extensions, history, ops, orders
-from .crypto.views import payments as crypto
-from .finance import views as finance
-from .ledger.views import receipts, refunds, statement
-from .withdrawals import views as withdrawals
+# Each room's views: paths and names are the app's, whichever room serves them. Each module is
+# imported by the first request one of its views answers (config/lazy_views.py).
+extensions = views_in("payments.crypto.views.extensions")
+history = views_in("payments.crypto.views.history")
+ops = views_in("payments.crypto.views.ops")
+orders = views_in("payments.crypto.views.orders")
+crypto = views_in("payments.crypto.views.payments")
+finance = views_in("payments.finance.views")
+receipts = views_in("payments.ledger.views.receipts")
+refunds = views_in("payments.ledger.views.refunds")
+statement = views_in("payments.ledger.views.statement")
+withdrawals = views_in("payments.withdrawals.views")
 
 app_name = "payments"
 

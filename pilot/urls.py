@@ -1,6 +1,6 @@
-from django.urls import path
+from config.lazy_views import path, views_in
 
-from . import views
+views = views_in("pilot.views")  # imported by its first request (config/lazy_views.py)
 
 app_name = "pilot"
 

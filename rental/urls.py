@@ -1,6 +1,9 @@
-from django.urls import path
+from config.lazy_views import path, views_in
 
-from .views import customer, extensions, ops
+# Views imported by the first request each answers (config/lazy_views.py).
+customer = views_in("rental.views.customer")
+extensions = views_in("rental.views.extensions")
+ops = views_in("rental.views.ops")
 
 app_name = "rental"
 

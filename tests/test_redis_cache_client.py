@@ -70,3 +70,28 @@ def test_threads_share_the_client_without_mixing_answers():
         thread.join()
     assert errors == []
     assert cache.get("speed:thread:7:199") == (7, 199)
+
+
+def test_the_client_is_built_as_djangos_from_redis_py_modules():
+    """config/cache.py builds its client without `import redis` (its __init__ is deferred): the
+    same classes, serializer and pool options as Django's RedisCacheClient for the same
+    arguments."""
+    from django.core.cache.backends.redis import RedisCacheClient
+
+    from config.cache import ReusedClientRedisCacheClient
+
+    for arguments in (
+        {},
+        {
+            "parser_class": "redis.connection._RESP2Parser",
+            "pool_class": "redis.BlockingConnectionPool",
+        },
+        {"serializer": "django.core.cache.backends.redis.RedisSerializer", "db": 3},
+    ):
+        ours = ReusedClientRedisCacheClient(["redis://127.0.0.1:1/0"], **arguments)
+        djangos = RedisCacheClient(["redis://127.0.0.1:1/0"], **arguments)
+
+        assert ours._client is djangos._client
+        assert ours._pool_class is djangos._pool_class
+        assert type(ours._serializer) is type(djangos._serializer)
+        assert ours._pool_options == djangos._pool_options

@@ -38,3 +38,18 @@ def test_collectstatic_takes_the_vendor_files_the_templates_name_and_no_others(s
         source = Path(finders.find(name))
         assert (tmp_path / name).read_bytes() == source.read_bytes()
         assert source.is_relative_to(settings.NODE_MODULES)
+
+
+def test_collectstatic_leaves_out_the_static_files_of_the_apps_no_page_uses(settings, tmp_path):
+    """Django REST framework's (the browsable API is off) and django-htmx's; the admin's and
+    allauth's are collected as before, and Django finds no file of the others to serve."""
+    settings.STATIC_ROOT = tmp_path
+
+    call_command("collectstatic", "--noinput", verbosity=0)
+
+    collected = {path.name for path in tmp_path.iterdir()}
+    assert {"admin", "mfa", "account", "js", "css", "vendor"} <= collected
+    assert not collected & {"rest_framework", "django_htmx"}
+    assert finders.find("admin/css/base.css")
+    assert finders.find("rest_framework/css/default.css", find_all=True) == []
+    assert finders.find("django_htmx/django-htmx.js", find_all=True) == []

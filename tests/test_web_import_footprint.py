@@ -3,9 +3,11 @@ worker (scanning, confirming) and for opening a payment, not for showing pages. 
 kombu: its tasks leave through the outbox and the relay (tests/outbox/test_relay.py). Nor, for
 the pages, the chain's HTTP client (requests), the API's libraries (Django REST framework's
 views, drf-spectacular, PyYAML, Pygments: the API's URLconf is imported by the first request
-under /api/, config/deferred.py) or allauth's WebAuthn (fido2: config/lazy_modules.py); the API
-and its schema load them when asked. The payment page's QR code library (segno) is loaded by
-the first payment page that draws one.
+under /api/, config/deferred.py), allauth's WebAuthn (fido2: config/lazy_modules.py) or
+redis-py's asyncio, cluster and sentinel clients; the API and its schema load them when
+asked. Nor the staff's views (operators, finance, withdrawals): a view's module is imported by
+its first request (config/lazy_views.py); nor the ModelAdmins (config/admin_site.py). The
+payment page's QR code library (segno) is loaded by the first payment page that draws one.
 
 A fresh interpreter imports the WSGI application as a gunicorn worker does, then loads the pages
 through it and reports after each which of those libraries it holds.
@@ -39,8 +41,35 @@ API_LIBRARIES = (
 MFA_LIBRARIES = ("fido2",)
 # The chain's JSON-RPC client (payments/chain/rpc.py): for the watcher and the checks.
 HTTP_CLIENT_LIBRARIES = ("requests", "urllib3")
+# redis-py's asyncio, cluster and sentinel clients (its packages' __init__ are deferred:
+# config/lazy_modules.py; the cache takes its classes from their modules) and Django's humanize
+# (no template loads it; not an installed app).
+UNUSED_LIBRARIES = (
+    "redis.asyncio.client",
+    "redis.asyncio.cluster",
+    "redis.cluster",
+    "redis.sentinel",
+    "django.contrib.humanize",
+)
+# The staff's views: the URLconfs name views that their first request imports
+# (config/lazy_views.py).
+STAFF_VIEWS = (
+    "rental.views.ops",
+    "payments.crypto.views.ops",
+    "payments.finance.views",
+    "payments.withdrawals.views",
+    # The ModelAdmins: registered by the admin's first use (config/admin_site.py).
+    "rental.admin",
+    "payments.admin",
+)
 PAGE_FREE_LIBRARIES = (
-    CHAIN_LIBRARIES + CELERY_LIBRARIES + API_LIBRARIES + MFA_LIBRARIES + HTTP_CLIENT_LIBRARIES
+    CHAIN_LIBRARIES
+    + CELERY_LIBRARIES
+    + API_LIBRARIES
+    + MFA_LIBRARIES
+    + HTTP_CLIENT_LIBRARIES
+    + UNUSED_LIBRARIES
+    + STAFF_VIEWS
 )
 # The payment page's QR code (segno, which brings xml.sax): drawn only there.
 QR_LIBRARIES = ("segno", "xml.sax")

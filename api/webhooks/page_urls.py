@@ -1,8 +1,9 @@
 """The account's webhook pages, under /account/webhooks/ (config/urls.py)."""
 
-from django.urls import path
+from config.lazy_views import path, views_in
 
-from .views import pages
+# Imported by the first request one of them answers (config/lazy_views.py).
+pages = views_in("api.webhooks.views.pages")
 
 app_name = "webhooks"
 

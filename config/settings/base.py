@@ -47,13 +47,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.admin_site.AdminConfig",  # Django's admin, its ModelAdmins registered on first use
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "django.contrib.humanize",
     "django_htmx",
     "allauth",
     "allauth.account",
@@ -258,9 +257,13 @@ VENDOR_STATIC_FILES = {
         ["swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui.css.map"],
     ),
 }
+# Apps whose static files no page uses, left out of collectstatic (config/staticfiles.py):
+# Django REST framework's are the browsable API's (off: JSON only), django-htmx's are htmx
+# builds and extensions (the layout takes htmx from npm, above).
+STATIC_FILES_UNUSED_APPS = ["rest_framework", "django_htmx"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
-    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "config.staticfiles.AppDirectoriesFinder",
     "config.staticfiles.VendorFilesFinder",
 ]
 

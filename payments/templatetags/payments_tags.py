@@ -24,7 +24,6 @@ from ..ledger.forms import EndEarlyForm
 from ..ledger.selectors.refunds import end_early_check
 from ..ledger.selectors.refunds import order_refund as order_refund_view
 from ..ledger.selectors.statement import customer_balance_account
-from ..withdrawals.selectors import customer_withdrawals_pending
 
 register = template.Library()
 
@@ -201,4 +200,8 @@ def network_name(key: str) -> str:
 def withdrawals_pending(context):
     """The customer's withdrawals in progress, for the balance page: the ledger's statement
     view shows them without importing the withdrawals room above it."""
+    # Imported here, by the statement page, the only one to show them: the withdrawals'
+    # selectors bring their services, which every page that loads these tags held (issue 24).
+    from ..withdrawals.selectors import customer_withdrawals_pending
+
     return customer_withdrawals_pending(customer=context["request"].user)
