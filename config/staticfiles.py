@@ -44,7 +44,7 @@ class VendorFilesFinder(BaseFinder):
         match = entry[0].path(entry[1]) if entry and entry[0].exists(entry[1]) else None
         if find_all:
             return [match] if match else []
-        return match
+        return match or []  # as Django's finders: finders.find() takes None for a match
 
     def list(self, ignore_patterns):
         for storage, name in self.files.values():

@@ -53,3 +53,10 @@ def test_collectstatic_leaves_out_the_static_files_of_the_apps_no_page_uses(sett
     assert finders.find("admin/css/base.css")
     assert finders.find("rest_framework/css/default.css", find_all=True) == []
     assert finders.find("django_htmx/django-htmx.js", find_all=True) == []
+
+
+def test_a_file_no_finder_has_is_not_found():
+    # Before: the vendor finder answered None, which finders.find() took for a match ([None]).
+    assert finders.find("vendor/no-such-package/missing.js") is None
+    assert finders.find("vendor/no-such-package/missing.js", find_all=True) == []
+    assert finders.find("vendor/htmx/htmx.min.js")  # one the templates name is found
