@@ -11,7 +11,6 @@ request with a message to show renders as usual (a message is shown once).
 """
 
 import secrets
-from collections import OrderedDict
 
 from django.contrib.messages import get_messages
 from django.core.signals import setting_changed
@@ -22,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
+from .kept import Kept
 from .roles import FINANCE, OPERATORS, has_role
 
 # Random per process: no text on a page can hold them by chance or by design.
@@ -29,7 +29,7 @@ _CONTENT_SLOT = mark_safe(f"kept-content-{secrets.token_hex(16)}")  # noqa: S308
 _TOKEN_SLOT = f"kept-token-{secrets.token_hex(16)}"
 # Layouts kept per worker process, the least recently used dropped first (~4 kB each).
 CACHE_SIZE = 256
-_kept: OrderedDict[tuple, tuple[str, str]] = OrderedDict()
+_kept = Kept(CACHE_SIZE)
 
 
 def csrf_token_once(request: HttpRequest) -> str:
@@ -72,11 +72,7 @@ def render_in_kept_layout(
             return render(
                 request, template_name, {**context, "content": content, "csrf_token": token}
             )
-        parts = _kept[layout_key] = (before, after)
-        if len(_kept) > CACHE_SIZE:
-            _kept.popitem(last=False)
-    else:
-        _kept.move_to_end(layout_key)
+        parts = _kept.put(layout_key, (before, after))
     before, after = parts
     return HttpResponse(
         before.replace(_TOKEN_SLOT, token) + content + after.replace(_TOKEN_SLOT, token)

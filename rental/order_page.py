@@ -14,7 +14,6 @@ bench/plain_pages.py (the order page's CPU per request) and bench/http_pages.py.
 """
 
 import secrets
-from collections import OrderedDict
 from collections.abc import Callable
 
 from django.core.signals import setting_changed
@@ -23,6 +22,7 @@ from django.template.loader import get_template
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 
+from accounts.kept import Kept
 from accounts.kept_layout import csrf_token_once
 
 from .models import Order, OrderStatus
@@ -40,7 +40,7 @@ CACHE_SIZE = 256
 state_parts: list[Callable[[Order], object]] = []
 
 _CSRF_PLACEHOLDER = f"csrf-{secrets.token_hex(16)}"
-_contents: OrderedDict[str, SafeString] = OrderedDict()
+_contents = Kept(CACHE_SIZE)
 
 
 def _render(request, context: dict) -> str:
@@ -83,17 +83,9 @@ def cached_content(request, order: Order, access: list, context: Callable[[], di
         return render_content(request, context())
     html = _contents.get(key)
     if html is None:
-        html = _contents[key] = _render(request, context())
-        if len(_contents) > CACHE_SIZE:
-            _contents.popitem(last=False)
-    else:
-        _contents.move_to_end(key)
+        html = _contents.put(key, _render(request, context()))
     return _with_token(request, html)
 
 
-def _forget(**kwargs) -> None:
-    """Settings the content reads (the networks a payment can use, say) changed: tests only."""
-    _contents.clear()
-
-
-setting_changed.connect(_forget)
+# Settings the content reads (the networks a payment can use, say) changed: tests only.
+setting_changed.connect(_contents.clear)

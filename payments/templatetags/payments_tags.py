@@ -4,7 +4,6 @@ Rental never imports payments; its templates load these tags instead.
 """
 
 import secrets
-from collections import OrderedDict
 from decimal import Decimal
 
 from django import template
@@ -14,6 +13,7 @@ from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.safestring import mark_safe
 
+from accounts.kept import Kept
 from rental.models import OrderStatus
 from rental.refunds import EARLY_END_STATUSES
 
@@ -31,7 +31,7 @@ register = template.Library()
 # every request), this many per worker process, the least recently used dropped first.
 KEPT_SIZE = 256
 _CSRF_PLACEHOLDER = f"csrf-{secrets.token_hex(16)}"
-_kept: OrderedDict[str, str] = OrderedDict()
+_kept = Kept(KEPT_SIZE)
 
 
 class KeptNode(template.Node):
@@ -46,11 +46,7 @@ class KeptNode(template.Node):
         if html is None:
             # Rendered with a placeholder for the CSRF token: the copy serves every visitor.
             with context.push(csrf_token=_CSRF_PLACEHOLDER):
-                html = _kept[key] = self.nodelist.render(context)
-            if len(_kept) > KEPT_SIZE:
-                _kept.popitem(last=False)
-        else:
-            _kept.move_to_end(key)
+                html = _kept.put(key, self.nodelist.render(context))
         # The content is the template's own (escaped) output; the token is [A-Za-z0-9].
         return mark_safe(html.replace(_CSRF_PLACEHOLDER, str(token)))  # noqa: S308
 
@@ -68,12 +64,8 @@ def kept(parser, token):
     return KeptNode(parser.compile_filter(bits[1]), nodelist)
 
 
-def _forget_kept(**kwargs) -> None:
-    """Settings a page shows (the networks, say) changed: tests only."""
-    _kept.clear()
-
-
-setting_changed.connect(_forget_kept)
+# Settings a page shows (the networks, say) changed: tests only.
+setting_changed.connect(_kept.clear)
 
 
 @register.inclusion_tag("payments/_payment_options.html", takes_context=True)
