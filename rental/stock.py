@@ -37,6 +37,11 @@ _VERSION_SQL = (
     "= txid_current_if_assigned()::text FROM rental_stockversion WHERE id = 1"
 )
 
+# Entries per process at one version: a handful of pages per language and audience, and the
+# anonymous response per host; a host pattern in ALLOWED_HOSTS (".example.com") lets visitors
+# name hosts without end, so past this nothing more is kept until the version moves.
+MAX_ENTRIES = 64
+
 _lock = threading.Lock()
 _entries: dict[tuple, tuple[datetime | None, Any]] = {}
 _entries_version: list[int | None] = [None]
@@ -97,7 +102,8 @@ def keep(key: tuple, value: Any, stock_version: int, valid_until: datetime | Non
         if _entries_version[0] != stock_version:
             _entries.clear()
             _entries_version[0] = stock_version
-        _entries[key] = (valid_until, value)
+        if key in _entries or len(_entries) < MAX_ENTRIES:
+            _entries[key] = (valid_until, value)
 
 
 def clear() -> None:

@@ -262,3 +262,19 @@ def test_a_price_change_is_in_the_configurator_on_the_next_request(visitor, cata
         price_usd=Decimal("1234.50")
     )
     assert "1,234.50 USD" in visitor.get(url).content.decode()
+
+
+def test_visitors_naming_hosts_without_end_keep_a_bounded_number_of_pages(
+    anonymous, catalogue, settings
+):
+    # A host pattern in ALLOWED_HOSTS: each host name is a page kept apart (its links).
+    settings.ALLOWED_HOSTS = [".example.test"]
+    url = reverse("rental:catalogue")
+    for number in range(stock.MAX_ENTRIES + 20):
+        response = anonymous.get(url, HTTP_HOST=f"h{number}.example.test")
+        assert response.status_code == 200 and "Log in" in response.content.decode()
+    assert len(stock._entries) == stock.MAX_ENTRIES
+    # Still answered from the cache for a host kept before the bound.
+    with CaptureQueriesContext(connection) as queries:
+        assert anonymous.get(url, HTTP_HOST="h0.example.test").status_code == 200
+    assert [query["sql"] for query in queries] == [stock._VERSION_SQL]
